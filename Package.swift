@@ -1,0 +1,44 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+let package = Package(
+    name: "chat-gateway",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "chat-gateway", targets: ["chat-gateway"]),
+        .library(name: "WebSocket", targets: ["WebSocket"]),
+        .library(name: "EventLoop", targets: ["EventLoop"]),
+        .library(name: "Gateway", targets: ["Gateway"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+    ],
+    targets: [
+        .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
+        .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
+        .target(name: "WebSocket", dependencies: ["CZlib", "COpenSSL"], swiftSettings: strict),
+        .target(name: "EventLoop", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(
+            name: "Gateway",
+            dependencies: [
+                "WebSocket", "EventLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "chat-gateway",
+            dependencies: ["Gateway", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop"], swiftSettings: strict),
+    ]
+)

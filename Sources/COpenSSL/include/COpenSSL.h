@@ -1,0 +1,32 @@
+#ifndef COPENSSL_H
+#define COPENSSL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/sha.h>
+#include <openssl/bio.h>
+
+// Functions for what libssl only offers as macros.
+long copenssl_ctx_set_min_proto_version(SSL_CTX *ctx, int version);
+long copenssl_ctx_set_max_proto_version(SSL_CTX *ctx, int version);
+long copenssl_ctx_set_mode(SSL_CTX *ctx, long mode);
+long copenssl_ctx_set_session_cache_off(SSL_CTX *ctx);
+long copenssl_set_tlsext_host_name(SSL *ssl, const char *name);
+
+// A BIO that reads from a borrowed input slice and hands every write to a
+// callback, so TLS records go straight between the event loop's buffers and
+// libssl with no memory BIO holding copies per connection.
+typedef int (*copenssl_bio_write_fn)(void *owner, const uint8_t *bytes, int length);
+
+typedef struct copenssl_bio_io {
+    const uint8_t *input;
+    size_t input_length;
+    void *owner;
+    copenssl_bio_write_fn write;
+} copenssl_bio_io;
+
+// Creates a BIO bound to `io`; `io` must outlive the BIO.
+BIO *copenssl_bio_new(copenssl_bio_io *io);
+
+#endif
