@@ -1,1 +1,107 @@
-// Event loop sources follow.
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One serial DispatchQueue that owns a set of connections: their sockets,
+/// their write queues and one shared read buffer. Everything a connection
+/// does happens on its loop, so nothing on the I/O path takes a lock.
+public final class EventLoop: @unchecked Sendable {
+    public let index: Int
+    public let queue: DispatchQueue
+    /// Shared by every connection of the loop: reads land here and are consumed before the next read.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    /// Decrypted TLS bytes, consumed the same way.
+    let plaintextBuffer: UnsafeMutableRawBufferPointer
+    /// Seconds since the loop started, advanced by the sweep.
+    public private(set) var tick: UInt64 = 0
+
+    private var connections: [ObjectIdentifier: SocketConnection] = [:]
+    private var pendingFlush: [SocketConnection] = []
+    private var flushScheduled = false
+    private var sweepTimer: DispatchSourceTimer?
+    private let key = DispatchSpecificKey<Int>()
+
+    public init(index: Int, readBufferSize: Int = 256 * 1024) {
+        self.index = index
+        queue = DispatchQueue(label: "chat-gateway.loop.\(index)")
+        readBuffer = .allocate(byteCount: readBufferSize, alignment: 16)
+        plaintextBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        queue.setSpecific(key: key, value: index)
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(100))
+        timer.setEventHandler { [unowned self] in sweep() }
+        timer.resume()
+        sweepTimer = timer
+    }
+
+    deinit {
+        sweepTimer?.cancel()
+        readBuffer.deallocate()
+        plaintextBuffer.deallocate()
+    }
+
+    public var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == index }
+
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
+
+    /// Live connections on this loop (read on the loop).
+    public var connectionCount: Int { connections.count }
+
+    /// Every live connection (read on the loop).
+    public var liveConnections: some Collection<SocketConnection> { connections.values }
+
+    func register(_ connection: SocketConnection) {
+        connections[ObjectIdentifier(connection)] = connection
+    }
+
+    func unregister(_ connection: SocketConnection) {
+        connections[ObjectIdentifier(connection)] = nil
+    }
+
+    /// Flushes `connection` once the current loop turn ends, so everything
+    /// queued to it in this turn goes out in one `writev`.
+    func scheduleFlush(_ connection: SocketConnection) {
+        pendingFlush.append(connection)
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        queue.async { [unowned self] in flushPending() }
+    }
+
+    private func flushPending() {
+        flushScheduled = false
+        let batch = pendingFlush
+        pendingFlush = []
+        for connection in batch { connection.flushScheduledWrites() }
+    }
+
+    private func sweep() {
+        tick += 1
+        for connection in Array(connections.values) {
+            connection.handler?.connectionTick(connection, tick: tick)
+            connection.sweep(tick: tick)
+        }
+    }
+}
+
+/// N event loops, handed out round-robin.
+public final class EventLoopGroup: @unchecked Sendable {
+    public let loops: [EventLoop]
+    private let nextIndex = Atomic<Int>(0)
+
+    public init(count: Int) {
+        loops = (0..<max(1, count)).map { EventLoop(index: $0) }
+    }
+
+    public func next() -> EventLoop {
+        let index = nextIndex.wrappingAdd(1, ordering: .relaxed).oldValue
+        return loops[index % loops.count]
+    }
+
+    public static var activeProcessorCount: Int {
+        Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+}

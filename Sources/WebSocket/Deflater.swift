@@ -66,6 +66,11 @@ public final class Deflater {
         if ok, output.count - start >= 4, output.suffix(4) == [0x00, 0x00, 0xFF, 0xFF] {
             output.removeLast(4)
         }
+        // An empty message right after another sync flush makes zlib emit nothing
+        // (Z_BUF_ERROR). The receiver appends 00 00 FF FF, which alone is not a
+        // complete block and would corrupt its stream: send the empty stored
+        // block's first byte, 0x00, as RFC 7692 §7.2.3.6 does.
+        if ok, output.count == start { output.append(0x00) }
         if resetAfterMessage { release() }
         if !ok { output.removeSubrange(start...) }
         return ok

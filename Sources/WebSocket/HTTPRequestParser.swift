@@ -39,7 +39,9 @@ public struct HTTPRequestParser: Sendable {
             return head
         }
         guard let end = Self.headerEnd(in: buffer) else {
-            if buffer.count > maxHeaderBytes {
+            // Up to 3 bytes of the blank line's CRLFCRLF may already be here and do not
+            // count, so a block of exactly maxHeaderBytes passes whatever the read sizes.
+            if buffer.count - 3 > maxHeaderBytes {
                 throw Failure(status: 431, message: "request headers over \(maxHeaderBytes) bytes")
             }
             if Self.countLines(buffer) > maxHeaderLines + 1 {

@@ -46,7 +46,9 @@ final class Inflater {
             stream.pointee.avail_in = 0
         }
         while true {
-            let room = max(min(limit - output.count + 1, max(input.count * 4, 4096)), 1)
+            // One byte past the limit at most, so crossing it is seen; no `limit + 1`,
+            // which would overflow for a limit of Int.max.
+            let room = max(min(limit - output.count, max(input.count * 4, 4096) - 1), 0) + 1
             let start = output.count
             output.append(contentsOf: repeatElement(0, count: room))
             let status = output.withUnsafeMutableBytes { buffer -> Int32 in

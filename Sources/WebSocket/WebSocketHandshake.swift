@@ -34,8 +34,10 @@ public enum WebSocketHandshake {
         return Base64.encode(digest)
     }
 
-    /// Checks an upgrade request. `supportedSubprotocols` lists, in preference
-    /// order, what the server speaks; `allowDeflate` turns compression on.
+    /// Checks an upgrade request. `supportedSubprotocols` lists what the server
+    /// speaks; the first of the client's offered subprotocols (its preference
+    /// order, RFC 6455 §11.3.4) that is supported is picked. `allowDeflate` turns
+    /// compression on.
     public static func validate(
         _ request: HTTPRequest, supportedSubprotocols: [String] = [], allowDeflate: Bool = true
     ) -> Result<Upgrade, Rejection> {
@@ -64,7 +66,7 @@ public enum WebSocketHandshake {
         }
         let offered = request.headerValues("Sec-WebSocket-Protocol")
             .flatMap { $0.split(separator: ",").map { $0.trimmingASCIISpaces() } }
-        let subprotocol = supportedSubprotocols.first(where: offered.contains)
+        let subprotocol = offered.first(where: supportedSubprotocols.contains)
         let deflate = allowDeflate ? DeflateParameters.negotiate(offers: request.headerValues("Sec-WebSocket-Extensions")) : nil
         return .success(Upgrade(key: key, subprotocol: subprotocol, deflate: deflate))
     }

@@ -1,1 +1,94 @@
-print("chat-gateway")
+import ArgumentParser
+import Dispatch
+import Foundation
+import Gateway
+import Logging
+
+@main
+struct ChatGatewayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chat-gateway",
+        abstract: "Real-time chat gateway: WebSocket fan-out with per-recipient blocking.",
+        subcommands: [Serve.self, CheckConfig.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Options shared by the commands that read the configuration.
+struct ConfigOptions: ParsableArguments {
+    @Option(name: .long, help: "JSON configuration file (default: Config/gateway.json when present).")
+    var config: String?
+
+    /// Loads and validates, or prints one line naming the key and exits with code 2.
+    func load() throws -> GatewayConfiguration {
+        let path = config ?? (FileManager.default.fileExists(atPath: "Config/gateway.json") ? "Config/gateway.json" : nil)
+        do {
+            return try GatewayConfiguration.load(filePath: path, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            FileHandle.standardError.write(Data("chat-gateway: configuration error: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+}
+
+struct CheckConfig: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "check-config", abstract: "Validate the configuration and exit.")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() throws {
+        let configuration = try options.load()
+        print("configuration OK (\(configuration.isTLS ? "wss" : "ws")://\(configuration.server.host):\(configuration.server.port))")
+    }
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the gateway.")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() throws {
+        let configuration = try options.load()
+        GatewayLogging.bootstrap(level: configuration.log.level)
+        let logger = Logger(label: "chat-gateway")
+        if configuration.usesDevSecrets {
+            logger.warning("config.dev_secrets", metadata: ["detail": "auth.jwtSecret or admin.apiKey is the development default; set CHAT_GATEWAY_AUTH_JWTSECRET and CHAT_GATEWAY_ADMIN_APIKEY"])
+        }
+        let server: GatewayServer
+        do {
+            server = try GatewayServer(configuration: configuration, logger: logger)
+            try server.start()
+        } catch {
+            logger.critical("gateway.start_failed", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
+        }
+        ShutdownSignals.install(server: server, drainSeconds: Double(configuration.shutdown.drainSeconds), logger: logger)
+        dispatchMain()
+    }
+}
+
+/// SIGTERM/SIGINT start a drain; a second signal exits at once.
+enum ShutdownSignals {
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+
+    static func install(server: GatewayServer, drainSeconds: Double, logger: Logger) {
+        let queue = DispatchQueue(label: "chat-gateway.signals")
+        var draining = false
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler {
+                if draining {
+                    logger.warning("gateway.exit", metadata: ["reason": "second signal"])
+                    exit(1)
+                }
+                draining = true
+                server.drain(timeoutSeconds: drainSeconds) { remaining in
+                    logger.info("gateway.exit", metadata: ["remainingConnections": "\(remaining)"])
+                    exit(0)
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}

@@ -12,6 +12,8 @@ long copenssl_ctx_set_min_proto_version(SSL_CTX *ctx, int version);
 long copenssl_ctx_set_max_proto_version(SSL_CTX *ctx, int version);
 long copenssl_ctx_set_mode(SSL_CTX *ctx, long mode);
 long copenssl_ctx_set_session_cache_off(SSL_CTX *ctx);
+// No renegotiation, no TLS compression.
+void copenssl_ctx_set_hardening_options(SSL_CTX *ctx);
 long copenssl_set_tlsext_host_name(SSL *ssl, const char *name);
 
 // A BIO that reads from a borrowed input slice and hands every write to a

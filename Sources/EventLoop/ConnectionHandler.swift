@@ -1,0 +1,17 @@
+/// What a connection reports to the layer above. Every call happens on the
+/// connection's event loop.
+public protocol ConnectionHandler: AnyObject {
+    /// Plaintext from the peer (TLS already removed); valid only during the call.
+    func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer)
+    /// A client connection finished connecting (and its TLS handshake).
+    func connectionDidConnect(_ connection: SocketConnection)
+    /// Called about once a second by the loop's sweep, with the loop's tick.
+    func connectionTick(_ connection: SocketConnection, tick: UInt64)
+    /// The connection is gone; the last call the handler receives.
+    func connectionDidClose(_ connection: SocketConnection)
+}
+
+extension ConnectionHandler {
+    public func connectionDidConnect(_ connection: SocketConnection) {}
+    public func connectionTick(_ connection: SocketConnection, tick: UInt64) {}
+}

@@ -1,0 +1,291 @@
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One TCP connection (optionally TLS) owned by an event loop: a read source,
+/// a write source created only while the socket pushes back, and a write
+/// queue flushed once per loop turn with `writev`.
+public final class SocketConnection: @unchecked Sendable {
+    public enum State: Sendable, Equatable {
+        case connecting
+        case open
+        /// Flushing what is queued, then half-closing and waiting for the peer's FIN.
+        case closing
+        case closed
+    }
+
+    public let loop: EventLoop
+    public let id: UInt64
+    public var handler: (any ConnectionHandler)?
+    public private(set) var state: State
+    /// The loop tick of the last read, for idle detection.
+    public private(set) var lastReadTick: UInt64
+    /// The loop tick at which `close` began, bounding how long a peer may take to answer it.
+    private var closingSinceTick: UInt64 = 0
+    public var closeTimeoutTicks: UInt64 = 5
+
+    private let fd: Int32
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var liveSources = 0
+    private var queue = WriteQueue()
+    private var plaintext = WriteQueue()
+    private var tls: TLSSession?
+    private var flushPending = false
+    private var shutdownSent = false
+    private var isServerSide = true
+
+    private static let nextID = Atomic<UInt64>(1)
+
+    init(fd: Int32, loop: EventLoop, state: State) {
+        self.fd = fd
+        self.loop = loop
+        self.state = state
+        self.lastReadTick = loop.tick
+        id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+
+    /// Bytes queued and not yet accepted by the kernel: the backpressure signal.
+    public var queuedByteCount: Int { queue.byteCount + plaintext.byteCount }
+
+    public var isTLS: Bool { tls != nil }
+
+    // MARK: starting
+
+    /// Adopts an accepted socket on `loop` (call on the loop).
+    public static func accepted(fd: Int32, loop: EventLoop, tls: TLSContext?, handler: any ConnectionHandler) -> SocketConnection? {
+        let connection = SocketConnection(fd: fd, loop: loop, state: .open)
+        connection.handler = handler
+        if let tls {
+            guard let session = try? TLSSession(context: tls, output: connection) else {
+                Glibc.close(fd)
+                return nil
+            }
+            connection.tls = session
+        }
+        loop.register(connection)
+        connection.startReading()
+        return connection
+    }
+
+    /// Connects to host:port (client side, for tests and the load tool). The handler
+    /// hears `connectionDidConnect` once TCP (and TLS) is up.
+    public static func connect(
+        host: String, port: Int, loop: EventLoop, tls: TLSContext?, handler: any ConnectionHandler
+    ) throws -> SocketConnection {
+        let fd = try Socket.startConnect(host: host, port: port)
+        let connection = SocketConnection(fd: fd, loop: loop, state: .connecting)
+        connection.handler = handler
+        if let tls { connection.tls = try TLSSession(context: tls, output: connection, serverName: host) }
+        loop.execute {
+            loop.register(connection)
+            connection.startReading()
+            connection.watchWritable()
+        }
+        return connection
+    }
+
+    private func startReading() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
+        source.setEventHandler { [self] in readAvailable() }
+        source.setCancelHandler { [self] in sourceCancelled() }
+        liveSources += 1
+        readSource = source
+        source.resume()
+    }
+
+    private func watchWritable() {
+        guard writeSource == nil, state != .closed else { return }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
+        source.setEventHandler { [self] in writable() }
+        source.setCancelHandler { [self] in sourceCancelled() }
+        liveSources += 1
+        writeSource = source
+        source.resume()
+    }
+
+    private func stopWatchingWritable() {
+        writeSource?.cancel()
+        writeSource = nil
+    }
+
+    // MARK: reading
+
+    private func readAvailable() {
+        guard state != .closed, state != .connecting else { return }
+        let buffer = loop.readBuffer
+        for _ in 0..<4 {
+            let n = read(fd, buffer.baseAddress, buffer.count)
+            if n > 0 {
+                lastReadTick = loop.tick
+                deliver(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+                if state == .closed || n < buffer.count { return }
+            } else if n == 0 {
+                peerClosed()
+                return
+            } else {
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+                closeNow()
+                return
+            }
+        }
+    }
+
+    private func deliver(_ bytes: UnsafeRawBufferPointer) {
+        if state == .closing && shutdownSent { return }  // draining the peer's last bytes
+        guard let tls else {
+            handler?.connection(self, didRead: bytes)
+            return
+        }
+        let wasComplete = tls.isHandshakeComplete
+        let result = tls.receive(bytes, into: loop.plaintextBuffer) { plain in
+            if state != .closed { handler?.connection(self, didRead: plain) }
+        }
+        if !wasComplete && tls.isHandshakeComplete && !isServerSide {
+            handler?.connectionDidConnect(self)
+        }
+        scheduleFlushIfNeeded()
+        switch result {
+        case .ok: break
+        case .closed: peerClosed()
+        case .failed: closeNow()
+        }
+    }
+
+    /// EOF from the peer: nothing more will come, so the socket is released.
+    private func peerClosed() {
+        closeNow()
+    }
+
+    // MARK: writing
+
+    /// Queues bytes; they go out at the end of the current loop turn.
+    public func write(_ bytes: [UInt8]) {
+        guard state == .open || state == .connecting || (state == .closing && !shutdownSent) else { return }
+        if tls != nil {
+            plaintext.append(bytes)
+        } else {
+            queue.append(bytes)
+        }
+        scheduleFlushIfNeeded()
+    }
+
+    private func scheduleFlushIfNeeded() {
+        guard !flushPending, state != .closed, state != .connecting else { return }
+        guard !queue.isEmpty || !plaintext.isEmpty else { return }
+        flushPending = true
+        loop.scheduleFlush(self)
+    }
+
+    func flushScheduledWrites() {
+        flushPending = false
+        flush()
+    }
+
+    private func flush() {
+        guard state != .closed, state != .connecting else { return }
+        if let tls, tls.isHandshakeComplete, !plaintext.isEmpty {
+            var ok = true
+            plaintext.takeAll { chunk in
+                if ok { ok = tls.send(chunk) }
+            }
+            if !ok {
+                closeNow()
+                return
+            }
+        }
+        switch queue.flush(to: fd) {
+        case .drained:
+            if writeSource != nil { stopWatchingWritable() }
+            if state == .closing && plaintext.isEmpty { finishClosing() }
+        case .wouldBlock:
+            watchWritable()
+        case .failed:
+            closeNow()
+        }
+    }
+
+    private func writable() {
+        if state == .connecting {
+            let error = Socket.pendingError(fd)
+            guard error == 0 else {
+                closeNow()
+                return
+            }
+            state = .open
+            isServerSide = false
+            stopWatchingWritable()
+            if let tls {
+                _ = tls.startHandshake()
+            } else {
+                handler?.connectionDidConnect(self)
+            }
+            scheduleFlushIfNeeded()
+            return
+        }
+        flush()
+    }
+
+    // MARK: closing
+
+    /// Flushes what is queued, sends TLS close_notify and a FIN, then waits
+    /// (bounded by `closeTimeoutTicks`) for the peer to close before releasing the socket.
+    public func close() {
+        guard state == .open || state == .connecting else { return }
+        state = .closing
+        closingSinceTick = loop.tick
+        flushPending = false
+        flush()
+    }
+
+    private func finishClosing() {
+        guard !shutdownSent else { return }
+        shutdownSent = true
+        if let tls {
+            tls.shutdown()
+            _ = queue.flush(to: fd)
+        }
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Releases the socket at once, dropping anything unsent.
+    public func closeNow() {
+        guard state != .closed else { return }
+        state = .closed
+        queue.removeAll()
+        plaintext.removeAll()
+        readSource?.cancel()
+        readSource = nil
+        writeSource?.cancel()
+        writeSource = nil
+        if liveSources == 0 { release() }
+    }
+
+    private func sourceCancelled() {
+        liveSources -= 1
+        if liveSources == 0 && state == .closed { release() }
+    }
+
+    private func release() {
+        Glibc.close(fd)
+        loop.unregister(self)
+        let handler = self.handler
+        self.handler = nil
+        tls = nil
+        handler?.connectionDidClose(self)
+    }
+
+    func sweep(tick: UInt64) {
+        if state == .closing && tick >= closingSinceTick + closeTimeoutTicks {
+            closeNow()
+        }
+    }
+}
+
+extension SocketConnection {
+    func tlsDidProduce(_ ciphertext: UnsafeRawBufferPointer) {
+        queue.append(Array(ciphertext))
+    }
+}

@@ -1,0 +1,101 @@
+/// One key of PROTOCOL.md §12: its dotted path, the JSON type its value must
+/// have, and the environment variable that overrides it.
+struct ConfigurationKey: Sendable, Hashable {
+    enum Kind: Sendable, Hashable {
+        case string
+        case integer
+        case boolean
+        case stringArray
+
+        var expectation: String {
+            switch self {
+            case .string: "a string"
+            case .integer: "an integer"
+            case .boolean: "a boolean"
+            case .stringArray: "an array of strings"
+            }
+        }
+    }
+
+    static let environmentPrefix = "CHAT_GATEWAY_"
+
+    let path: String
+    let kind: Kind
+    let isSecret: Bool
+
+    init(_ path: String, _ kind: Kind, isSecret: Bool = false) {
+        self.path = path
+        self.kind = kind
+        self.isSecret = isSecret
+    }
+
+    /// `CHAT_GATEWAY_` + the path upper-cased with `.` → `_`, so `auth.jwtSecret`
+    /// is `CHAT_GATEWAY_AUTH_JWTSECRET` (no underscore at the camel-case boundary).
+    var environmentVariable: String {
+        Self.environmentPrefix + path.uppercased().replacing(".", with: "_")
+    }
+}
+
+extension ConfigurationKey {
+    static let serverHost = ConfigurationKey("server.host", .string)
+    static let serverPort = ConfigurationKey("server.port", .integer)
+    static let serverAllowedOrigins = ConfigurationKey("server.allowedOrigins", .stringArray)
+    static let serverEventLoops = ConfigurationKey("server.eventLoops", .integer)
+    static let tlsCertificateFile = ConfigurationKey("tls.certificateFile", .string)
+    static let tlsPrivateKeyFile = ConfigurationKey("tls.privateKeyFile", .string)
+    static let storageDataDirectory = ConfigurationKey("storage.dataDirectory", .string)
+    static let authJWTSecret = ConfigurationKey("auth.jwtSecret", .string, isSecret: true)
+    static let adminAPIKey = ConfigurationKey("admin.apiKey", .string, isSecret: true)
+    static let blockingMode = ConfigurationKey("blocking.mode", .string)
+    static let blockingRevealBlockedBy = ConfigurationKey("blocking.revealBlockedBy", .boolean)
+    static let blockingExcludeFromInvitations = ConfigurationKey("blocking.excludeFromInvitations", .boolean)
+    static let limitsUserMessagesPerSecond = ConfigurationKey("limits.userMessagesPerSecond", .integer)
+    static let limitsUserMessageBurst = ConfigurationKey("limits.userMessageBurst", .integer)
+    static let limitsOpenChannelMessagesPerSecond = ConfigurationKey("limits.openChannelMessagesPerSecond", .integer)
+    static let limitsMaxConnectionsPerUser = ConfigurationKey("limits.maxConnectionsPerUser", .integer)
+    static let limitsMaxTextLength = ConfigurationKey("limits.maxTextLength", .integer)
+    static let limitsMaxMessageBytes = ConfigurationKey("limits.maxMessageBytes", .integer)
+    static let limitsMaxQueuedOutputBytes = ConfigurationKey("limits.maxQueuedOutputBytes", .integer)
+    static let limitsHandshakeTimeoutSeconds = ConfigurationKey("limits.handshakeTimeoutSeconds", .integer)
+    static let limitsIdleTimeoutSeconds = ConfigurationKey("limits.idleTimeoutSeconds", .integer)
+    static let limitsPongTimeoutSeconds = ConfigurationKey("limits.pongTimeoutSeconds", .integer)
+    static let limitsCloseTimeoutSeconds = ConfigurationKey("limits.closeTimeoutSeconds", .integer)
+    static let pushSink = ConfigurationKey("push.sink", .string)
+    static let pushFile = ConfigurationKey("push.file", .string)
+    static let pushWebhookURL = ConfigurationKey("push.webhookUrl", .string)
+    static let logLevel = ConfigurationKey("log.level", .string)
+    static let shutdownDrainSeconds = ConfigurationKey("shutdown.drainSeconds", .integer)
+    static let conformanceEcho = ConfigurationKey("conformance.echo", .boolean)
+
+    static let all: [ConfigurationKey] = [
+        .serverHost, .serverPort, .serverAllowedOrigins, .serverEventLoops,
+        .tlsCertificateFile, .tlsPrivateKeyFile,
+        .storageDataDirectory,
+        .authJWTSecret,
+        .adminAPIKey,
+        .blockingMode, .blockingRevealBlockedBy, .blockingExcludeFromInvitations,
+        .limitsUserMessagesPerSecond, .limitsUserMessageBurst, .limitsOpenChannelMessagesPerSecond,
+        .limitsMaxConnectionsPerUser, .limitsMaxTextLength, .limitsMaxMessageBytes,
+        .limitsMaxQueuedOutputBytes, .limitsHandshakeTimeoutSeconds, .limitsIdleTimeoutSeconds,
+        .limitsPongTimeoutSeconds, .limitsCloseTimeoutSeconds,
+        .pushSink, .pushFile, .pushWebhookURL,
+        .logLevel,
+        .shutdownDrainSeconds,
+        .conformanceEcho,
+    ]
+
+    static let byPath: [String: ConfigurationKey] = Dictionary(
+        uniqueKeysWithValues: all.map { ($0.path, $0) }
+    )
+
+    static let byEnvironmentVariable: [String: ConfigurationKey] = Dictionary(
+        uniqueKeysWithValues: all.map { ($0.environmentVariable, $0) }
+    )
+
+    /// Every proper prefix of a key path (`server`, `limits`, …): the JSON
+    /// objects a configuration file may contain.
+    static let sections: Set<String> = Set(all.flatMap { key in
+        let components = key.path.split(separator: ".")
+        return (1..<components.count).map { components[..<$0].joined(separator: ".") }
+    })
+}

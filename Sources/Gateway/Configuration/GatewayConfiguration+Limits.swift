@@ -1,0 +1,67 @@
+extension GatewayConfiguration {
+    /// Throttling, size and timing limits (PROTOCOL.md §6). All must be positive.
+    public struct Limits: Sendable, Equatable {
+        public var userMessagesPerSecond: Int
+        public var userMessageBurst: Int
+        public var openChannelMessagesPerSecond: Int
+        public var maxConnectionsPerUser: Int
+        /// In characters of a message's `text`.
+        public var maxTextLength: Int
+        /// Largest frame or reassembled message; larger closes with 1009.
+        public var maxMessageBytes: Int
+        /// Unsent output beyond this closes the connection with 4000.
+        public var maxQueuedOutputBytes: Int
+        public var handshakeTimeoutSeconds: Int
+        /// Silence after which the gateway sends a ping.
+        public var idleTimeoutSeconds: Int
+        /// Time after that ping within which a pong must arrive.
+        public var pongTimeoutSeconds: Int
+        /// Time to wait for the peer's close frame before dropping the socket.
+        public var closeTimeoutSeconds: Int
+
+        public init(
+            userMessagesPerSecond: Int = 5,
+            userMessageBurst: Int = 5,
+            openChannelMessagesPerSecond: Int = 5,
+            maxConnectionsPerUser: Int = 30,
+            maxTextLength: Int = 5000,
+            maxMessageBytes: Int = 65536,
+            maxQueuedOutputBytes: Int = 4_194_304,
+            handshakeTimeoutSeconds: Int = 10,
+            idleTimeoutSeconds: Int = 60,
+            pongTimeoutSeconds: Int = 30,
+            closeTimeoutSeconds: Int = 5
+        ) {
+            self.userMessagesPerSecond = userMessagesPerSecond
+            self.userMessageBurst = userMessageBurst
+            self.openChannelMessagesPerSecond = openChannelMessagesPerSecond
+            self.maxConnectionsPerUser = maxConnectionsPerUser
+            self.maxTextLength = maxTextLength
+            self.maxMessageBytes = maxMessageBytes
+            self.maxQueuedOutputBytes = maxQueuedOutputBytes
+            self.handshakeTimeoutSeconds = handshakeTimeoutSeconds
+            self.idleTimeoutSeconds = idleTimeoutSeconds
+            self.pongTimeoutSeconds = pongTimeoutSeconds
+            self.closeTimeoutSeconds = closeTimeoutSeconds
+        }
+    }
+}
+
+extension GatewayConfiguration.Limits {
+    /// Each limit with its key, for reading and for the positivity check.
+    static var keyedFields: [(ConfigurationKey, WritableKeyPath<Self, Int>)] {
+        [
+            (.limitsUserMessagesPerSecond, \.userMessagesPerSecond),
+            (.limitsUserMessageBurst, \.userMessageBurst),
+            (.limitsOpenChannelMessagesPerSecond, \.openChannelMessagesPerSecond),
+            (.limitsMaxConnectionsPerUser, \.maxConnectionsPerUser),
+            (.limitsMaxTextLength, \.maxTextLength),
+            (.limitsMaxMessageBytes, \.maxMessageBytes),
+            (.limitsMaxQueuedOutputBytes, \.maxQueuedOutputBytes),
+            (.limitsHandshakeTimeoutSeconds, \.handshakeTimeoutSeconds),
+            (.limitsIdleTimeoutSeconds, \.idleTimeoutSeconds),
+            (.limitsPongTimeoutSeconds, \.pongTimeoutSeconds),
+            (.limitsCloseTimeoutSeconds, \.closeTimeoutSeconds),
+        ]
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+extension GatewayConfiguration {
+    public struct Server: Sendable, Equatable {
+        public static let maximumEventLoops = 64
+
+        public var host: String
+        /// 0 asks the kernel for an ephemeral port (tests).
+        public var port: Int
+        /// Origins accepted on the upgrade request; empty accepts any origin.
+        public var allowedOrigins: [String]
+        public var eventLoops: Int
+
+        public init(
+            host: String = "127.0.0.1",
+            port: Int = 8080,
+            allowedOrigins: [String] = [],
+            eventLoops: Int = Server.defaultEventLoops
+        ) {
+            self.host = host
+            self.port = port
+            self.allowedOrigins = allowedOrigins
+            self.eventLoops = eventLoops
+        }
+
+        /// One loop per active processor, within the allowed range.
+        public static var defaultEventLoops: Int {
+            min(max(ProcessInfo.processInfo.activeProcessorCount, 1), maximumEventLoops)
+        }
+    }
+
+    /// Both files set → wss; neither → plain ws. Exactly one is a configuration error.
+    public struct TLS: Sendable, Equatable {
+        public var certificateFile: String?
+        public var privateKeyFile: String?
+
+        public init(certificateFile: String? = nil, privateKeyFile: String? = nil) {
+            self.certificateFile = certificateFile
+            self.privateKeyFile = privateKeyFile
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+extension GatewayConfiguration {
+    /// Range and cross-key checks; the first failure is thrown.
+    /// `fileExists` decides whether a TLS file is present (injectable for tests).
+    public func validate(
+        fileExists: (String) -> Bool = GatewayConfiguration.isRegularFile
+    ) throws(ConfigurationError) {
+        try Self.require(!server.host.isEmpty, .serverHost, "must not be empty")
+        try Self.require((0...65535).contains(server.port), .serverPort, "\(server.port) is out of range 0...65535")
+        let loops = 1...Server.maximumEventLoops
+        try Self.require(loops.contains(server.eventLoops), .serverEventLoops, "\(server.eventLoops) is out of range \(loops)")
+        for (key, field) in Limits.keyedFields {
+            let value = limits[keyPath: field]
+            try Self.require(value > 0, key, "\(value) must be positive")
+        }
+        try Self.require(shutdown.drainSeconds >= 0, .shutdownDrainSeconds, "\(shutdown.drainSeconds) must not be negative")
+        try Self.require(!storage.dataDirectory.isEmpty, .storageDataDirectory, "must not be empty")
+        try Self.requireSecret(auth.jwtSecret, .authJWTSecret)
+        try Self.requireSecret(admin.apiKey, .adminAPIKey)
+        try validateTLS(fileExists: fileExists)
+        try validatePush()
+    }
+
+    public static func isRegularFile(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+    }
+
+    private func validateTLS(fileExists: (String) -> Bool) throws(ConfigurationError) {
+        switch (tls.certificateFile, tls.privateKeyFile) {
+        case (nil, nil):
+            return
+        case (.some, nil):
+            throw .missingValue(key: ConfigurationKey.tlsPrivateKeyFile.path, reason: "required when tls.certificateFile is set (set both for wss, or neither)")
+        case (nil, .some):
+            throw .missingValue(key: ConfigurationKey.tlsCertificateFile.path, reason: "required when tls.privateKeyFile is set (set both for wss, or neither)")
+        case (.some(let certificate), .some(let privateKey)):
+            guard fileExists(certificate) else {
+                throw .fileNotFound(key: ConfigurationKey.tlsCertificateFile.path, path: certificate)
+            }
+            guard fileExists(privateKey) else {
+                throw .fileNotFound(key: ConfigurationKey.tlsPrivateKeyFile.path, path: privateKey)
+            }
+        }
+    }
+
+    private func validatePush() throws(ConfigurationError) {
+        switch push.sink {
+        case .none:
+            return
+        case .file:
+            guard push.file != nil else {
+                throw .missingValue(key: ConfigurationKey.pushFile.path, reason: "required when push.sink is \"file\"")
+            }
+        case .webhook:
+            guard let webhookUrl = push.webhookUrl else {
+                throw .missingValue(key: ConfigurationKey.pushWebhookURL.path, reason: "required when push.sink is \"webhook\"")
+            }
+            let url = URL(string: webhookUrl)
+            let isHTTP = url?.scheme.map { ["http", "https"].contains($0.lowercased()) } ?? false
+            try Self.require(isHTTP && url?.host != nil, .pushWebhookURL, "\"\(webhookUrl)\" is not an http or https URL")
+        }
+    }
+
+    /// The production file leaves secrets empty so that forgetting the
+    /// environment variable stops start-up instead of running on dev values.
+    private static func requireSecret(_ secret: String, _ key: ConfigurationKey) throws(ConfigurationError) {
+        try require(!secret.isEmpty, key, "must not be empty (set \(key.environmentVariable))")
+    }
+
+    private static func require(
+        _ condition: Bool,
+        _ key: ConfigurationKey,
+        _ problem: @autoclosure () -> String
+    ) throws(ConfigurationError) {
+        guard condition else {
+            throw .invalidValue(key: key.path, problem: problem())
+        }
+    }
+}

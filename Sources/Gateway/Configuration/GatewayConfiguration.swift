@@ -1,0 +1,112 @@
+import Logging
+
+/// Everything the gateway reads at start-up (PROTOCOL.md §12). `init()` gives
+/// the defaults; `load(filePath:environment:)` applies a file and the
+/// environment on top of them.
+public struct GatewayConfiguration: Sendable, Equatable {
+    public var server: Server
+    public var tls: TLS
+    public var storage: Storage
+    public var auth: Auth
+    public var admin: Admin
+    public var blocking: Blocking
+    public var limits: Limits
+    public var push: Push
+    public var log: Log
+    public var shutdown: Shutdown
+    public var conformance: Conformance
+
+    public init(
+        server: Server = Server(),
+        tls: TLS = TLS(),
+        storage: Storage = Storage(),
+        auth: Auth = Auth(),
+        admin: Admin = Admin(),
+        blocking: Blocking = Blocking(),
+        limits: Limits = Limits(),
+        push: Push = Push(),
+        log: Log = Log(),
+        shutdown: Shutdown = Shutdown(),
+        conformance: Conformance = Conformance()
+    ) {
+        self.server = server
+        self.tls = tls
+        self.storage = storage
+        self.auth = auth
+        self.admin = admin
+        self.blocking = blocking
+        self.limits = limits
+        self.push = push
+        self.log = log
+        self.shutdown = shutdown
+        self.conformance = conformance
+    }
+
+    /// Both TLS files are set: the listener speaks wss/https.
+    public var isTLS: Bool { tls.certificateFile != nil && tls.privateKeyFile != nil }
+
+    /// The JWT secret or the admin key is still the published development
+    /// value; the server should log a warning at start-up.
+    public var usesDevSecrets: Bool {
+        auth.jwtSecret == Auth.developmentSecret || admin.apiKey == Admin.developmentKey
+    }
+}
+
+extension GatewayConfiguration {
+    public struct Storage: Sendable, Equatable {
+        public var dataDirectory: String
+
+        public init(dataDirectory: String = "./data") {
+            self.dataDirectory = dataDirectory
+        }
+    }
+
+    public struct Auth: Sendable, Equatable {
+        /// Public, so never safe outside development.
+        public static let developmentSecret = "dev-only-jwt-secret-change-me"
+
+        public var jwtSecret: String
+
+        public init(jwtSecret: String = Auth.developmentSecret) {
+            self.jwtSecret = jwtSecret
+        }
+    }
+
+    public struct Admin: Sendable, Equatable {
+        /// Public, so never safe outside development.
+        public static let developmentKey = "dev-only-admin-key-change-me"
+
+        public var apiKey: String
+
+        public init(apiKey: String = Admin.developmentKey) {
+            self.apiKey = apiKey
+        }
+    }
+
+    public struct Log: Sendable, Equatable {
+        public var level: Logger.Level
+
+        public init(level: Logger.Level = .info) {
+            self.level = level
+        }
+    }
+
+    public struct Shutdown: Sendable, Equatable {
+        /// How long a drain waits for connections to close after 1001 before
+        /// the process exits.
+        public var drainSeconds: Int
+
+        public init(drainSeconds: Int = 10) {
+            self.drainSeconds = drainSeconds
+        }
+    }
+
+    public struct Conformance: Sendable, Equatable {
+        /// Serve `/v1/echo` for the Autobahn test suite.
+        public var echo: Bool
+
+        public init(echo: Bool = false) {
+            self.echo = echo
+        }
+    }
+}

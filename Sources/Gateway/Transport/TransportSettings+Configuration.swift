@@ -1,0 +1,16 @@
+extension TransportSettings {
+    init(_ configuration: GatewayConfiguration) {
+        host = configuration.server.host
+        port = configuration.server.port
+        eventLoops = configuration.server.eventLoops
+        certificateFile = configuration.tls.certificateFile
+        privateKeyFile = configuration.tls.privateKeyFile
+        maxMessageBytes = configuration.limits.maxMessageBytes
+        timeouts = Timeouts(
+            handshake: UInt64(configuration.limits.handshakeTimeoutSeconds),
+            idle: UInt64(configuration.limits.idleTimeoutSeconds),
+            pongTimeout: UInt64(configuration.limits.pongTimeoutSeconds),
+            close: UInt64(configuration.limits.closeTimeoutSeconds))
+        echoEnabled = configuration.conformance.echo
+    }
+}

@@ -1,0 +1,27 @@
+import WebSocket
+
+/// What runs on top of an upgraded connection: the echo endpoint now, chat sessions later.
+/// Every call happens on the connection's event loop.
+protocol WebSocketApplication: AnyObject {
+    func webSocketDidOpen(_ socket: WebSocketChannel)
+    func webSocket(_ socket: WebSocketChannel, didReceiveText bytes: [UInt8])
+    func webSocket(_ socket: WebSocketChannel, didReceiveBinary bytes: [UInt8])
+    func webSocketDidClose(_ socket: WebSocketChannel)
+}
+
+extension WebSocketApplication {
+    func webSocketDidOpen(_ socket: WebSocketChannel) {}
+}
+
+/// `/v1/echo`: sends every message back as it came (Autobahn conformance).
+final class EchoApplication: WebSocketApplication {
+    func webSocket(_ socket: WebSocketChannel, didReceiveText bytes: [UInt8]) {
+        socket.send(text: bytes)
+    }
+
+    func webSocket(_ socket: WebSocketChannel, didReceiveBinary bytes: [UInt8]) {
+        socket.send(binary: bytes)
+    }
+
+    func webSocketDidClose(_ socket: WebSocketChannel) {}
+}
