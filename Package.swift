@@ -39,6 +39,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]
 )

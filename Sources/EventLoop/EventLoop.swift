@@ -93,6 +93,8 @@ public final class EventLoopGroup: @unchecked Sendable {
     private let nextIndex = Atomic<Int>(0)
 
     public init(count: Int) {
+        // A write to a socket the peer reset must fail with EPIPE, not kill the process.
+        signal(SIGPIPE, SIG_IGN)
         loops = (0..<max(1, count)).map { EventLoop(index: $0) }
     }
 

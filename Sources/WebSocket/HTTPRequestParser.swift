@@ -15,6 +15,11 @@ public struct HTTPRequestParser: Sendable {
     private var buffer: [UInt8] = []
     private var pendingHead: HTTPRequest?
     private var bodyLength = 0
+    /// How much of `buffer` was already searched for the blank line, and the
+    /// newlines in that part: each read scans only its new bytes, so a client
+    /// trickling its headers byte by byte costs linear, not quadratic, time.
+    private var scanned = 0
+    private var newlines = 0
     /// Bytes received after the end of the request.
     public private(set) var leftover: [UInt8] = []
 
@@ -38,13 +43,15 @@ public struct HTTPRequestParser: Sendable {
             pendingHead = nil
             return head
         }
-        guard let end = Self.headerEnd(in: buffer) else {
+        guard let end = Self.headerEnd(in: buffer, from: max(scanned - 3, 0)) else {
+            newlines += Self.countLines(buffer[scanned...])
+            scanned = buffer.count
             // Up to 3 bytes of the blank line's CRLFCRLF may already be here and do not
             // count, so a block of exactly maxHeaderBytes passes whatever the read sizes.
             if buffer.count - 3 > maxHeaderBytes {
                 throw Failure(status: 431, message: "request headers over \(maxHeaderBytes) bytes")
             }
-            if Self.countLines(buffer) > maxHeaderLines + 1 {
+            if newlines > maxHeaderLines + 1 {
                 throw Failure(status: 431, message: "more than \(maxHeaderLines) header lines")
             }
             return nil
@@ -55,6 +62,8 @@ public struct HTTPRequestParser: Sendable {
         var head = try parseHead(buffer[..<end])
         let rest = Array(buffer[(end + 4)...])
         buffer = []
+        scanned = 0
+        newlines = 0
         if head.header("transfer-encoding") != nil {
             throw Failure(status: 400, message: "Transfer-Encoding is not supported; send Content-Length")
         }
@@ -126,16 +135,16 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// Index of the blank line's `\r\n\r\n`.
-    private static func headerEnd(in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for i in 0...(bytes.count - 4)
+    private static func headerEnd(in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count - start >= 4 else { return nil }
+        for i in start...(bytes.count - 4)
         where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
             return i
         }
         return nil
     }
 
-    private static func countLines(_ bytes: [UInt8]) -> Int {
+    private static func countLines(_ bytes: ArraySlice<UInt8>) -> Int {
         bytes.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
     }
 }

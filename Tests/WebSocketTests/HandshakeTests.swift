@@ -1,0 +1,164 @@
+import Testing
+@testable import WebSocket
+
+private let rfcKey = "dGhlIHNhbXBsZSBub25jZQ=="
+
+private func upgradeRequest(
+    method: String = "GET", version: String = "HTTP/1.1", removing removed: Set<String> = [],
+    extra: [(name: String, value: String)] = []
+) -> HTTPRequest {
+    let base: [(name: String, value: String)] = [
+        ("Host", "chat.example.com"), ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+        ("Sec-WebSocket-Key", rfcKey), ("Sec-WebSocket-Version", "13"),
+    ]
+    let headers = base.filter { !removed.contains($0.name) } + extra
+    return HTTPRequest(method: method, target: "/v1/ws?token=abc", version: version, headers: headers)
+}
+
+private func rejection(_ request: HTTPRequest) -> WebSocketHandshake.Rejection? {
+    if case .failure(let rejection) = WebSocketHandshake.validate(request) { return rejection }
+    return nil
+}
+
+private func upgrade(_ request: HTTPRequest, subprotocols: [String] = [], allowDeflate: Bool = true) -> WebSocketHandshake.Upgrade? {
+    if case .success(let upgrade) = WebSocketHandshake.validate(request, supportedSubprotocols: subprotocols, allowDeflate: allowDeflate) {
+        return upgrade
+    }
+    return nil
+}
+
+@Suite struct HandshakeTests {
+    @Test func rfcAcceptValue() {
+        #expect(WebSocketHandshake.acceptValue(forKey: rfcKey) == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+    }
+
+    @Test func validUpgrade() {
+        #expect(upgrade(upgradeRequest()) == WebSocketHandshake.Upgrade(key: rfcKey, subprotocol: nil, deflate: nil))
+    }
+
+    @Test func responseBytes() throws {
+        let accepted = try #require(upgrade(upgradeRequest()))
+        let bytes = WebSocketHandshake.response(for: accepted).serialized()
+        #expect(String(decoding: bytes, as: UTF8.self) == """
+            HTTP/1.1 101 Switching Protocols\r
+            Upgrade: websocket\r
+            Connection: Upgrade\r
+            Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r
+            \r
+
+            """)
+    }
+
+    @Test func responseBytesWithSubprotocolAndDeflate() throws {
+        let request = upgradeRequest(extra: [
+            ("Sec-WebSocket-Protocol", "chat.v1"),
+            ("Sec-WebSocket-Extensions", "permessage-deflate; client_max_window_bits"),
+        ])
+        let accepted = try #require(upgrade(request, subprotocols: ["chat.v1"]))
+        let text = String(decoding: WebSocketHandshake.response(for: accepted).serialized(), as: UTF8.self)
+        #expect(text == "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nSec-WebSocket-Protocol: chat.v1\r\n"
+            + "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover\r\n\r\n")
+    }
+
+    @Test(arguments: ["POST", "PUT", "HEAD", "get"])
+    func nonGetIs400(method: String) {
+        #expect(rejection(upgradeRequest(method: method))?.status == 400)
+    }
+
+    @Test func http10Is400() {
+        #expect(rejection(upgradeRequest(version: "HTTP/1.0"))?.status == 400)
+    }
+
+    @Test func missingKeyIs400() {
+        #expect(rejection(upgradeRequest(removing: ["Sec-WebSocket-Key"]))?.status == 400)
+    }
+
+    @Test(arguments: [
+        "", "not base64!", "dGhlIHNhbXBsZSBub25jZQ", "dGhlIHNhbXBsZSBub25j",  // unpadded / 15 bytes
+        "dGhlIHNhbXBsZSBub25jZT8/", "dGhlIHNhbXBsZSBub25jZQ=a", "dGhlIHNhbXBsZSBub25jZ===", "=GhlIHNhbXBsZSBub25jZQ==",
+        "dGhlIHNhbXBsZSBub25jZQ==dGhlIHNhbXBsZSBub25jZQ==",
+    ])
+    func invalidKeyIs400(key: String) {
+        let request = upgradeRequest(removing: ["Sec-WebSocket-Key"], extra: [("Sec-WebSocket-Key", key)])
+        #expect(rejection(request)?.status == 400)
+    }
+
+    @Test func twoKeysAre400() {
+        #expect(rejection(upgradeRequest(extra: [("Sec-WebSocket-Key", "AQIDBAUGBwgJCgsMDQ4PEA==")]))?.status == 400)
+    }
+
+    @Test func anyBase64Of16BytesIsAKey() {
+        let request = upgradeRequest(removing: ["Sec-WebSocket-Key"], extra: [("Sec-WebSocket-Key", "AQIDBAUGBwgJCgsMDQ4PEA==")])
+        #expect(upgrade(request)?.key == "AQIDBAUGBwgJCgsMDQ4PEA==")
+    }
+
+    @Test(arguments: ["8", "12", "14", "13, 8", ""])
+    func versionOtherThan13Is400WithTheSupportedVersion(version: String) {
+        let request = upgradeRequest(removing: ["Sec-WebSocket-Version"], extra: [("Sec-WebSocket-Version", version)])
+        let rejected = rejection(request)
+        #expect(rejected?.status == 400)
+        #expect(rejected?.headers["Sec-WebSocket-Version"] == "13")
+        let text = String(decoding: rejected?.response.serialized() ?? [], as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+        #expect(text.contains("\r\nSec-WebSocket-Version: 13\r\n"))
+    }
+
+    @Test func missingVersionIs400() {
+        let rejected = rejection(upgradeRequest(removing: ["Sec-WebSocket-Version"]))
+        #expect(rejected?.status == 400)
+        #expect(rejected?.headers["Sec-WebSocket-Version"] == "13")
+    }
+
+    @Test(arguments: [["Upgrade"], ["Connection"], ["Upgrade", "Connection"]])
+    func missingUpgradeHeadersIs426(removed: [String]) {
+        let rejected = rejection(upgradeRequest(removing: Set(removed)))
+        #expect(rejected?.status == 426)
+        let text = String(decoding: rejected?.response.serialized() ?? [], as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 426 Upgrade Required\r\n"))
+        #expect(text.contains("\r\nUpgrade: websocket\r\n"))
+    }
+
+    @Test func upgradeHeaderTokensAreCaseInsensitiveAndListed() {
+        let request = upgradeRequest(removing: ["Upgrade", "Connection"],
+                                     extra: [("upgrade", "WebSocket"), ("connection", "keep-alive, Upgrade")])
+        #expect(upgrade(request) != nil)
+    }
+
+    @Test func wrongUpgradeTokenIs426() {
+        let request = upgradeRequest(removing: ["Upgrade"], extra: [("Upgrade", "h2c")])
+        #expect(rejection(request)?.status == 426)
+    }
+
+    @Test func missingHostIs400() {
+        #expect(rejection(upgradeRequest(removing: ["Host"]))?.status == 400)
+    }
+
+    @Test func rejectionBodyIsTheProtocolErrorObject() {
+        let response = rejection(upgradeRequest(method: "POST"))?.response
+        #expect(response?.status == 400)
+        #expect(String(decoding: response?.body ?? [], as: UTF8.self)
+            == #"{"error":{"code":"ERR_BAD_REQUEST","message":"a WebSocket upgrade must be GET"}}"#)
+    }
+
+    @Test func subprotocolIsTheFirstSupportedOfTheOfferedList() {
+        let request = upgradeRequest(extra: [("Sec-WebSocket-Protocol", "mqtt, chat.v2"), ("Sec-WebSocket-Protocol", "chat.v1")])
+        #expect(upgrade(request, subprotocols: ["chat.v1", "chat.v2"])?.subprotocol == "chat.v2")
+        #expect(upgrade(request, subprotocols: ["chat.v1"])?.subprotocol == "chat.v1")
+    }
+
+    @Test func noSubprotocolWhenNoneIsSupported() throws {
+        let request = upgradeRequest(extra: [("Sec-WebSocket-Protocol", "mqtt")])
+        let accepted = try #require(upgrade(request, subprotocols: ["chat.v1"]))
+        #expect(accepted.subprotocol == nil)
+        let text = String(decoding: WebSocketHandshake.response(for: accepted).serialized(), as: UTF8.self)
+        #expect(!text.contains("Sec-WebSocket-Protocol"))
+    }
+
+    @Test func deflateIsNegotiatedOnlyWhenAllowed() {
+        let request = upgradeRequest(extra: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+        #expect(upgrade(request)?.deflate == DeflateParameters())
+        #expect(upgrade(request, allowDeflate: false)?.deflate == nil)
+        #expect(upgrade(upgradeRequest())?.deflate == nil)
+    }
+}
