@@ -13,21 +13,28 @@ let package = Package(
         .library(name: "WebSocket", targets: ["WebSocket"]),
         .library(name: "EventLoop", targets: ["EventLoop"]),
         .library(name: "Gateway", targets: ["Gateway"]),
+        .library(name: "Storage", targets: ["Storage"]),
+        .library(name: "ChatCore", targets: ["ChatCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
         .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
+        .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
+        .target(name: "ChatCore", swiftSettings: strict),
+        .target(name: "Storage", dependencies: ["CSQLite", "ChatCore"], swiftSettings: strict),
         .target(name: "WebSocket", dependencies: ["CZlib", "COpenSSL"], swiftSettings: strict),
         .target(name: "EventLoop", dependencies: ["COpenSSL"], swiftSettings: strict),
         .target(
             name: "Gateway",
             dependencies: [
-                "WebSocket", "EventLoop",
+                "WebSocket", "EventLoop", "ChatCore", "Storage",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
@@ -39,6 +46,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
+        .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"], swiftSettings: strict),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "ChatCore"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]

@@ -23,8 +23,15 @@ public final class EventLoop: @unchecked Sendable {
     private var sweepTimer: DispatchSourceTimer?
     private let key = DispatchSpecificKey<Int>()
 
-    public init(index: Int, readBufferSize: Int = 256 * 1024) {
+    let reclaimer: MemoryReclaimer?
+
+    public convenience init(index: Int, readBufferSize: Int = 256 * 1024) {
+        self.init(index: index, readBufferSize: readBufferSize, reclaimer: nil)
+    }
+
+    init(index: Int, readBufferSize: Int = 256 * 1024, reclaimer: MemoryReclaimer?) {
         self.index = index
+        self.reclaimer = reclaimer
         queue = DispatchQueue(label: "chat-gateway.loop.\(index)")
         readBuffer = .allocate(byteCount: readBufferSize, alignment: 16)
         plaintextBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
@@ -60,6 +67,7 @@ public final class EventLoop: @unchecked Sendable {
 
     func unregister(_ connection: SocketConnection) {
         connections[ObjectIdentifier(connection)] = nil
+        reclaimer?.connectionClosed()
     }
 
     /// Flushes `connection` once the current loop turn ends, so everything
@@ -90,12 +98,14 @@ public final class EventLoop: @unchecked Sendable {
 /// N event loops, handed out round-robin.
 public final class EventLoopGroup: @unchecked Sendable {
     public let loops: [EventLoop]
+    let reclaimer = MemoryReclaimer()
     private let nextIndex = Atomic<Int>(0)
 
     public init(count: Int) {
         // A write to a socket the peer reset must fail with EPIPE, not kill the process.
         signal(SIGPIPE, SIG_IGN)
-        loops = (0..<max(1, count)).map { EventLoop(index: $0) }
+        let reclaimer = self.reclaimer
+        loops = (0..<max(1, count)).map { EventLoop(index: $0, reclaimer: reclaimer) }
     }
 
     public func next() -> EventLoop {

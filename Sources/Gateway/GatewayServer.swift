@@ -1,23 +1,25 @@
+import ChatCore
 import Dispatch
 import EventLoop
 import Logging
+import Storage
 
-/// The running gateway: event loops, the listener and (when configured) TLS.
+/// The running gateway: event loops, the listener, TLS when configured, and
+/// the chat core with its store.
 public final class GatewayServer: @unchecked Sendable {
     public let group: EventLoopGroup
     private var listener: Listener?
     private let settings: TransportSettings
     private let tls: TLSContext?
     private let logger: Logger
-
-    public convenience init(configuration: GatewayConfiguration, logger: Logger) throws {
-        try self.init(settings: TransportSettings(configuration), logger: logger)
-    }
+    private(set) var router: HTTPRouter
+    private var store: (any Store)?
 
     init(settings: TransportSettings, logger: Logger) throws {
         self.settings = settings
         self.logger = logger
         group = EventLoopGroup(count: settings.eventLoops)
+        router = HTTPRouter(echoEnabled: settings.echoEnabled)
         if let certificate = settings.certificateFile, let key = settings.privateKeyFile {
             tls = try TLSContext.server(certificateFile: certificate, privateKeyFile: key)
         } else {
@@ -25,10 +27,32 @@ public final class GatewayServer: @unchecked Sendable {
         }
     }
 
+    /// A gateway with its chat core: opens the store under `storage.dataDirectory`
+    /// and loads it. `clock` is injectable for tests.
+    public static func make(configuration: GatewayConfiguration, logger: Logger) async throws -> GatewayServer {
+        try await make(configuration: configuration, logger: logger, clock: SystemClock())
+    }
+
+    static func make(configuration: GatewayConfiguration, logger: Logger, clock: any ChatCore.Clock) async throws -> GatewayServer {
+        try await make(settings: TransportSettings(configuration), chat: ChatSettings(configuration), logger: logger, clock: clock)
+    }
+
+    static func make(settings: TransportSettings, chat: ChatSettings, logger: Logger, clock: any ChatCore.Clock) async throws -> GatewayServer {
+        let server = try GatewayServer(settings: settings, logger: logger)
+        let tokens = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
+        let store = try SQLiteStore(directory: chat.dataDirectory)
+        let service = try ChatService(store: store, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
+                                      settings: chat.service, loops: server.group.loops, logger: logger)
+        server.store = store
+        server.router = HTTPRouter(echoEnabled: settings.echoEnabled, chat: service,
+                                   admin: AdminAPI(service: service, apiKey: chat.adminAPIKey))
+        return server
+    }
+
     /// Binds and starts accepting; returns the bound port.
     @discardableResult
     public func start() throws -> Int {
-        let router = HTTPRouter(echoEnabled: settings.echoEnabled)
+        let router = self.router
         let observer = ConnectionObserver(logger: logger)
         let settings = self.settings
         let tls = self.tls
@@ -48,9 +72,10 @@ public final class GatewayServer: @unchecked Sendable {
 
     public var port: Int? { listener?.port }
 
-    /// Stops accepting, sends every WebSocket a close 1001 and calls `completion`
-    /// once every connection is gone or `timeoutSeconds` have passed.
+    /// Stops accepting, sends every WebSocket a close 1001, flushes the store and
+    /// calls `completion` once every connection is gone or `timeoutSeconds` have passed.
     public func drain(timeoutSeconds: Double, completion: @escaping @Sendable (_ remaining: Int) -> Void) {
+        router.startDraining()
         listener?.stop()
         listener = nil
         logger.info("gateway.drain", metadata: ["timeoutSeconds": "\(timeoutSeconds)"])
@@ -67,9 +92,11 @@ public final class GatewayServer: @unchecked Sendable {
         }
         let deadline = DispatchTime.now() + timeoutSeconds
         let group = self.group
+        let store = self.store
         @Sendable func poll() {
             let remaining = group.loops.reduce(0) { total, loop in total + loop.queue.sync { loop.connectionCount } }
             if remaining == 0 || DispatchTime.now() >= deadline {
+                store?.flush()
                 completion(remaining)
             } else {
                 DispatchQueue.global().asyncAfter(deadline: .now() + 0.05, execute: poll)
@@ -87,5 +114,38 @@ public final class GatewayServer: @unchecked Sendable {
                 for connection in Array(loop.liveConnections) { connection.closeNow() }
             }
         }
+        store?.flush()
+    }
+}
+
+/// What the chat core needs from the configuration.
+struct ChatSettings: Sendable {
+    var jwtSecret = GatewayConfiguration.Auth.developmentSecret
+    var adminAPIKey = GatewayConfiguration.Admin.developmentKey
+    var dataDirectory = "./data"
+    var service = ChatService.Settings()
+}
+
+extension ChatSettings {
+    init(_ configuration: GatewayConfiguration) {
+        jwtSecret = configuration.auth.jwtSecret
+        adminAPIKey = configuration.admin.apiKey
+        dataDirectory = configuration.storage.dataDirectory
+        service = ChatService.Settings(
+            maxTextLength: configuration.limits.maxTextLength,
+            maxQueuedOutputBytes: configuration.limits.maxQueuedOutputBytes,
+            maxConnectionsPerUser: configuration.limits.maxConnectionsPerUser,
+            allowedOrigins: configuration.server.allowedOrigins)
+    }
+}
+
+/// Tokens for the `token` command.
+public enum ClientTokens {
+    public static func issue(secret: String, userID: String, ttlSeconds: Int64) async throws -> String {
+        guard TokenAuthority.isValidUserID(userID) else {
+            throw ChatError(.badRequest, "user id must be 1-128 characters of [A-Za-z0-9_.@-]")
+        }
+        let authority = await TokenAuthority(secret: secret, clock: SystemClock())
+        return try await authority.issue(userID: userID, ttlSeconds: ttlSeconds).token
     }
 }

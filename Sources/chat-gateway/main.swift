@@ -5,11 +5,11 @@ import Gateway
 import Logging
 
 @main
-struct ChatGatewayCommand: ParsableCommand {
+struct ChatGatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chat-gateway",
         abstract: "Real-time chat gateway: WebSocket fan-out with per-recipient blocking.",
-        subcommands: [Serve.self, CheckConfig.self],
+        subcommands: [Serve.self, CheckConfig.self, Token.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -41,12 +41,29 @@ struct CheckConfig: ParsableCommand {
     }
 }
 
-struct Serve: ParsableCommand {
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print a client token signed with the configured secret.")
+
+    @OptionGroup var options: ConfigOptions
+
+    @Option(name: .long, help: "User id (the token's sub).")
+    var user: String
+
+    @Option(name: .long, help: "Lifetime in seconds.")
+    var ttl: Int64 = 3600
+
+    func run() async throws {
+        let configuration = try options.load()
+        print(try await ClientTokens.issue(secret: configuration.auth.jwtSecret, userID: user, ttlSeconds: ttl))
+    }
+}
+
+struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the gateway.")
 
     @OptionGroup var options: ConfigOptions
 
-    func run() throws {
+    func run() async throws {
         let configuration = try options.load()
         GatewayLogging.bootstrap(level: configuration.log.level)
         let logger = Logger(label: "chat-gateway")
@@ -55,14 +72,15 @@ struct Serve: ParsableCommand {
         }
         let server: GatewayServer
         do {
-            server = try GatewayServer(configuration: configuration, logger: logger)
+            server = try await GatewayServer.make(configuration: configuration, logger: logger)
             try server.start()
         } catch {
             logger.critical("gateway.start_failed", metadata: ["error": "\(error)"])
             throw ExitCode(1)
         }
         ShutdownSignals.install(server: server, drainSeconds: Double(configuration.shutdown.drainSeconds), logger: logger)
-        dispatchMain()
+        // Runs until a signal handler exits the process.
+        while true { try await Task.sleep(for: .seconds(3600)) }
     }
 }
 

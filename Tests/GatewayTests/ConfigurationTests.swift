@@ -69,7 +69,7 @@ import Testing
         let environment = [
             "CHAT_GATEWAY_SERVER_PORT": "9002",
             "CHAT_GATEWAY_SERVER_ALLOWEDORIGINS": "https://a.example, https://b.example,",
-            "CHAT_GATEWAY_AUTH_JWTSECRET": "jwt-from-env",
+            "CHAT_GATEWAY_AUTH_JWTSECRET": "jwt-from-env-0123456789abcdef0123456789",
             "CHAT_GATEWAY_ADMIN_APIKEY": "key-from-env",
             "CHAT_GATEWAY_CONFORMANCE_ECHO": "true",
             "CHAT_GATEWAY_BLOCKING_EXCLUDEFROMINVITATIONS": "1",
@@ -84,7 +84,7 @@ import Testing
         #expect(configuration.server.port == 9002)
         #expect(configuration.server.host == "10.0.0.1")
         #expect(configuration.server.allowedOrigins == ["https://a.example", "https://b.example"])
-        #expect(configuration.auth.jwtSecret == "jwt-from-env")
+        #expect(configuration.auth.jwtSecret == "jwt-from-env-0123456789abcdef0123456789")
         #expect(configuration.admin.apiKey == "key-from-env")
         #expect(configuration.conformance.echo)
         #expect(configuration.blocking.excludeFromInvitations)
@@ -137,7 +137,7 @@ import Testing
         let withoutSecrets = loadError(file: path)
         #expect(withoutSecrets == .invalidValue(key: "auth.jwtSecret", problem: "must not be empty (set CHAT_GATEWAY_AUTH_JWTSECRET)"))
         let withSecrets = loadError(file: path, environment: [
-            "CHAT_GATEWAY_AUTH_JWTSECRET": "s", "CHAT_GATEWAY_ADMIN_APIKEY": "k",
+            "CHAT_GATEWAY_AUTH_JWTSECRET": String(repeating: "s", count: 32), "CHAT_GATEWAY_ADMIN_APIKEY": "k",
         ])
         #expect(withSecrets == .fileNotFound(key: "tls.certificateFile", path: "/etc/chat-gateway/tls/fullchain.pem"))
     }

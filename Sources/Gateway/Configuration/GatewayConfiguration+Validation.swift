@@ -17,6 +17,9 @@ extension GatewayConfiguration {
         try Self.require(shutdown.drainSeconds >= 0, .shutdownDrainSeconds, "\(shutdown.drainSeconds) must not be negative")
         try Self.require(!storage.dataDirectory.isEmpty, .storageDataDirectory, "must not be empty")
         try Self.requireSecret(auth.jwtSecret, .authJWTSecret)
+        // HS256 keys shorter than the hash output weaken the MAC (RFC 7518 §3.2).
+        try Self.require(auth.jwtSecret.isEmpty || auth.jwtSecret.utf8.count >= 32, .authJWTSecret,
+                         "must be at least 32 bytes (HS256 key)")
         try Self.requireSecret(admin.apiKey, .adminAPIKey)
         try validateTLS(fileExists: fileExists)
         try validatePush()

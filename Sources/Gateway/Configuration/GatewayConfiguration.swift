@@ -63,7 +63,7 @@ extension GatewayConfiguration {
 
     public struct Auth: Sendable, Equatable {
         /// Public, so never safe outside development.
-        public static let developmentSecret = "dev-only-jwt-secret-change-me"
+        public static let developmentSecret = "dev-only-jwt-secret-change-me-0123456789abcdef"
 
         public var jwtSecret: String
 

@@ -6,6 +6,10 @@ import WebSocket
 final class HTTPConnectionHandler: ConnectionHandler {
     private enum Phase {
         case request(HTTPRequestParser, since: UInt64)
+        /// The request is complete; its answer needs the chat core first.
+        case deciding(HTTPRequest, leftover: [UInt8])
+        /// The connection closed while its upgrade was being decided.
+        case abandoned
         case webSocket(WebSocketChannel)
         case done
     }
@@ -38,13 +42,36 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 observer.handshakeRejected(connection, status: error.status, reason: error.message)
                 respond(HTTPResponse.error(status: error.status, code: "ERR_BAD_REQUEST", message: error.message), on: connection)
             }
+        case .abandoned:
+            break
+        case .deciding(let request, let leftover):
+            // A client that pipelines frames before its 101 arrives: keep them, within reason.
+            guard leftover.count + bytes.count <= settings.maxMessageBytes + 14 else {
+                phase = .done
+                connection.closeNow()
+                return
+            }
+            phase = .deciding(request, leftover: leftover + Array(bytes))
         case .done:
             break
         }
     }
 
     private func handle(_ request: HTTPRequest, leftover: [UInt8], on connection: SocketConnection) {
-        switch router.route(request) {
+        apply(router.route(request, loop: connection.loop), request: request, leftover: leftover, on: connection)
+    }
+
+    private func apply(_ decision: HTTPRouter.Decision, request: HTTPRequest, leftover: [UInt8], on connection: SocketConnection) {
+        switch decision {
+        case .deferred(let start):
+            phase = .deciding(request, leftover: leftover)
+            let handler = UncheckedBox(self)
+            let socket = UncheckedBox(connection)
+            start { decision in
+                socket.value.loop.execute {
+                    handler.value.resume(with: decision.value, on: socket.value)
+                }
+            }
         case .respond(let response):
             if response.status >= 400 {
                 observer.handshakeRejected(connection, status: response.status, reason: request.path)
@@ -58,7 +85,25 @@ final class HTTPConnectionHandler: ConnectionHandler {
             phase = .webSocket(channel)
             observer.webSocketOpened(connection, path: request.path, deflate: upgrade.deflate != nil)
             application.webSocketDidOpen(channel)
+            if connection.state != .open {
+                // The client left while the upgrade was being decided.
+                phase = .done
+                application.webSocketDidClose(channel)
+                return
+            }
             if !leftover.isEmpty { leftover.withUnsafeBytes { channel.receive($0) } }
+        }
+    }
+
+    private func resume(with decision: HTTPRouter.Decision, on connection: SocketConnection) {
+        switch phase {
+        case .deciding(let request, let leftover):
+            apply(decision, request: request, leftover: leftover, on: connection)
+        case .abandoned:
+            phase = .done
+            if case .upgrade(_, let application) = decision { application.webSocketAbandoned() }
+        default:
+            break
         }
     }
 
@@ -78,7 +123,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             }
         case .webSocket(let channel):
             channel.tick(tick)
-        case .done:
+        case .deciding, .abandoned, .done:
             break
         }
     }
@@ -88,17 +133,21 @@ final class HTTPConnectionHandler: ConnectionHandler {
         switch phase {
         case .webSocket(let channel):
             channel.close(code: .goingAway, reason: "server shutting down")
-        case .request, .done:
-            phase = .done
+        case .request, .deciding, .abandoned, .done:
             connection.closeNow()
         }
     }
 
     func connectionDidClose(_ connection: SocketConnection) {
-        if case .webSocket(let channel) = phase {
+        switch phase {
+        case .webSocket(let channel):
             channel.application.webSocketDidClose(channel)
             observer.webSocketClosed(connection, code: channel.closeCode)
+            phase = .done
+        case .deciding:
+            phase = .abandoned
+        default:
+            phase = .done
         }
-        phase = .done
     }
 }

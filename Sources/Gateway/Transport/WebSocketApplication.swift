@@ -7,10 +7,16 @@ protocol WebSocketApplication: AnyObject {
     func webSocket(_ socket: WebSocketChannel, didReceiveText bytes: [UInt8])
     func webSocket(_ socket: WebSocketChannel, didReceiveBinary bytes: [UInt8])
     func webSocketDidClose(_ socket: WebSocketChannel)
+    /// Once a second, from the loop's sweep.
+    func webSocketTick(_ socket: WebSocketChannel)
+    /// The upgrade was granted but the client had already gone.
+    func webSocketAbandoned()
 }
 
 extension WebSocketApplication {
     func webSocketDidOpen(_ socket: WebSocketChannel) {}
+    func webSocketTick(_ socket: WebSocketChannel) {}
+    func webSocketAbandoned() {}
 }
 
 /// `/v1/echo`: sends every message back as it came (Autobahn conformance).

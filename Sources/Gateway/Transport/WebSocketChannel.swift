@@ -59,6 +59,17 @@ final class WebSocketChannel {
         socket.write(protocolState.encodeText(text))
     }
 
+    /// Sends a text message that many connections share: its prebuilt frame as is,
+    /// or the payload compressed for this connection when it negotiated deflate.
+    func send(shared payload: [UInt8], frame: [UInt8]) {
+        guard isOpen else { return }
+        if protocolState.deflate == nil {
+            socket.write(frame)
+        } else {
+            socket.write(protocolState.encodeText(payload))
+        }
+    }
+
     func send(binary: [UInt8]) {
         guard isOpen else { return }
         socket.write(protocolState.encodeBinary(binary))
@@ -75,6 +86,8 @@ final class WebSocketChannel {
 
     /// Idle check, once a second: ping after `idle`, give up `pong` seconds later.
     func tick(_ tick: UInt64) {
+        guard protocolState.state == .open else { return }
+        application.webSocketTick(self)
         guard protocolState.state == .open else { return }
         if let sent = pingSentTick {
             if tick >= sent + timeouts.pongTimeout {

@@ -1,4 +1,5 @@
 import Foundation
+import ChatCore
 import Logging
 @testable import Gateway
 
@@ -6,8 +7,65 @@ import Logging
 final class TestGateway {
     let server: GatewayServer
     let port: Int
+    let tls: Bool
+    /// Set for chat gateways: their data folder, clock and secrets.
+    private(set) var dataDirectory: String?
+    private(set) var clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
+    private(set) var chat = ChatSettings()
+
+    /// A chat gateway (`/v1/ws`, admin API) over a fresh SQLite folder, with a
+    /// manual clock starting at the real time.
+    static func chat(
+        tls: Bool = false, dataDirectory: String? = nil,
+        configure: (inout TransportSettings, inout ChatSettings) -> Void = { _, _ in }
+    ) async throws -> TestGateway {
+        var settings = TransportSettings()
+        settings.port = 0
+        settings.eventLoops = 2
+        if tls {
+            let pair = try DevelopmentCertificate.ecdsa.get()
+            settings.certificateFile = pair.certificate
+            settings.privateKeyFile = pair.key
+        }
+        var chat = ChatSettings()
+        chat.dataDirectory = dataDirectory ?? TestGateway.temporaryDirectory()
+        configure(&settings, &chat)
+        let clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
+        let server = try await GatewayServer.make(settings: settings, chat: chat, logger: TestGateway.silentLogger, clock: clock)
+        return try TestGateway(server: server, tls: tls, dataDirectory: chat.dataDirectory, clock: clock, chat: chat)
+    }
+
+    private init(server: GatewayServer, tls: Bool, dataDirectory: String, clock: ManualClock, chat: ChatSettings) throws {
+        self.server = server
+        self.tls = tls
+        port = try server.start()
+        self.dataDirectory = dataDirectory
+        self.clock = clock
+        self.chat = chat
+    }
+
+    static let silentLogger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    static func temporaryDirectory() -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("chat-gateway-test-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// A client token for `user`, signed with this gateway's secret and clock.
+    func token(for user: String, ttlSeconds: Int64 = 3600) async throws -> String {
+        let authority = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
+        return try await authority.issue(userID: user, ttlSeconds: ttlSeconds).token
+    }
+
+    /// A connected chat client for `user`.
+    func connect(_ user: String, query: String = "") async throws -> ChatClient {
+        let token = try await token(for: user)
+        return try ChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)")
+    }
 
     init(tls: Bool = false, rsa: Bool = false, configure: (inout TransportSettings) -> Void = { _ in }) throws {
+        self.tls = tls
         var settings = TransportSettings()
         settings.port = 0
         settings.eventLoops = 2
@@ -18,7 +76,7 @@ final class TestGateway {
             settings.privateKeyFile = pair.key
         }
         configure(&settings)
-        server = try GatewayServer(settings: settings, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        server = try GatewayServer(settings: settings, logger: TestGateway.silentLogger)
         port = try server.start()
     }
 

@@ -1,0 +1,207 @@
+/// The gateway's in-memory state: users, channels, memberships, the last
+/// message of each channel and the block graph. Pure and synchronous; the
+/// gateway owns one and persists what changes.
+public struct ChatDirectory: Sendable {
+    public private(set) var users: [UserID: User] = [:]
+    public private(set) var channels: [ChannelID: Channel] = [:]
+    public var blocks = BlockGraph()
+    private var userChannels: [UserID: Set<ChannelID>] = [:]
+    private var distinctIndex: [String: ChannelID] = [:]
+    private var lastMessage: [ChannelID: Message] = [:]
+    /// 1-to-1 channels whose newest message is hidden from one member: what that member sees last.
+    private var lastVisible: [ChannelID: [UserID: Message]] = [:]
+
+    public init() {}
+
+    // MARK: loading
+
+    public mutating func load(users: [User], channels: [Channel], lastMessages: [Message],
+                              lastVisible: [(viewer: UserID, message: Message)], blocks: [(blocker: UserID, blocked: UserID)]) {
+        for user in users { self.users[user.id] = user }
+        for channel in channels { insert(channel) }
+        for message in lastMessages { lastMessage[message.channelID] = message }
+        for (viewer, message) in lastVisible { self.lastVisible[message.channelID, default: [:]][viewer] = message }
+        for (blocker, blocked) in blocks { self.blocks.block(blocker, blocked) }
+    }
+
+    private mutating func insert(_ channel: Channel) {
+        if let old = channels[channel.id] {
+            for member in old.members { userChannels[member]?.remove(channel.id) }
+        }
+        channels[channel.id] = channel
+        for member in channel.members { userChannels[member, default: []].insert(channel.id) }
+        if channel.distinct { distinctIndex[Self.distinctKey(channel.members)] = channel.id }
+    }
+
+    private static func distinctKey(_ members: [UserID]) -> String {
+        Set(members).sorted().joined(separator: "\u{1F}")
+    }
+
+    // MARK: users
+
+    public func user(_ id: UserID) throws(ChatError) -> User {
+        guard let user = users[id] else { throw ChatError(.userNotFound, "no user \(id)") }
+        return user
+    }
+
+    public mutating func upsert(_ user: User) {
+        users[user.id] = user
+    }
+
+    /// Users sorted by id, after `afterID`, filtered; `next` is the last id when more follow.
+    public func listUsers(ids: [UserID]?, metadataKey: String?, metadataValues: [String]?, limit: Int,
+                          afterID: UserID?) -> (users: [User], next: UserID?) {
+        var candidates: [User]
+        if let ids {
+            candidates = Set(ids).compactMap { users[$0] }
+        } else {
+            candidates = Array(users.values)
+        }
+        if let metadataKey, let metadataValues {
+            let wanted = Set(metadataValues)
+            candidates = candidates.filter { $0.metadata[metadataKey].map(wanted.contains) ?? false }
+        }
+        candidates.sort { $0.id < $1.id }
+        if let afterID { candidates = candidates.filter { $0.id > afterID } }
+        let page = Array(candidates.prefix(limit))
+        return (page, candidates.count > limit ? page.last?.id : nil)
+    }
+
+    // MARK: channels
+
+    public func channelIDs(of user: UserID) -> Set<ChannelID> { userChannels[user] ?? [] }
+
+    /// A channel the user may see: a group it belongs to, or any open channel.
+    public func visibleChannel(_ id: ChannelID, to user: UserID) throws(ChatError) -> Channel {
+        guard let channel = channels[id], channel.type == .open || channel.members.contains(user) else {
+            throw ChatError(.channelNotFound, "no channel \(id)")
+        }
+        return channel
+    }
+
+    /// A channel the user is in (member of a group, participant of an open channel).
+    public func memberChannel(_ id: ChannelID, of user: UserID) throws(ChatError) -> Channel {
+        let channel = try visibleChannel(id, to: user)
+        guard channel.members.contains(user) else { throw ChatError(.notAMember, "not a member of \(id)") }
+        return channel
+    }
+
+    /// Creates a group channel of `members` (creator first), or returns the existing
+    /// distinct channel of the same member set.
+    public mutating func createGroup(id: ChannelID, creator: UserID, members: [UserID], name: String,
+                                     distinct: Bool, pushFromBlockedUsers: Bool, now: Milliseconds) throws(ChatError)
+        -> (channel: Channel, created: Bool)
+    {
+        var ordered: [UserID] = []
+        for member in members where !ordered.contains(member) {
+            guard users[member] != nil else { throw ChatError(.userNotFound, "no user \(member)") }
+            ordered.append(member)
+        }
+        if distinct, let existing = distinctIndex[Self.distinctKey(ordered)], let channel = channels[existing] {
+            return (channel, false)
+        }
+        let channel = Channel(id: id, type: .group, name: name, members: ordered, distinct: distinct,
+                              isOneToOne: ordered.count == 2, pushFromBlockedUsers: pushFromBlockedUsers,
+                              createdAt: now, createdBy: creator)
+        insert(channel)
+        return (channel, true)
+    }
+
+    /// Creates an open channel; its creator is its first participant.
+    public mutating func createOpen(id: ChannelID, creator: UserID?, name: String, pushFromBlockedUsers: Bool,
+                                    now: Milliseconds) -> Channel {
+        let channel = Channel(id: id, type: .open, name: name, members: creator.map { [$0] } ?? [],
+                              pushFromBlockedUsers: pushFromBlockedUsers, createdAt: now, createdBy: creator ?? "")
+        insert(channel)
+        return channel
+    }
+
+    /// Adds users to a group channel; returns it and who was new. A third member
+    /// ends the channel's 1-to-1 status for good.
+    public mutating func invite(_ id: ChannelID, by inviter: UserID, users invitees: [UserID]) throws(ChatError)
+        -> (channel: Channel, added: [UserID])
+    {
+        var channel = try memberChannel(id, of: inviter)
+        guard channel.type == .group else { throw ChatError(.forbidden, "open channels are joined, not invited to") }
+        var added: [UserID] = []
+        for invitee in invitees where !channel.members.contains(invitee) && !added.contains(invitee) {
+            guard users[invitee] != nil else { throw ChatError(.userNotFound, "no user \(invitee)") }
+            added.append(invitee)
+        }
+        guard !added.isEmpty else { return (channel, []) }
+        if channel.distinct { distinctIndex[Self.distinctKey(channel.members)] = nil }
+        channel.members += added
+        if channel.members.count > 2 { channel.isOneToOne = false }
+        insert(channel)
+        return (channel, added)
+    }
+
+    public mutating func join(_ id: ChannelID, user: UserID) throws(ChatError) -> Channel {
+        var channel = try visibleChannel(id, to: user)
+        guard channel.type == .open else { throw ChatError(.forbidden, "only open channels can be joined") }
+        if !channel.members.contains(user) {
+            channel.members.append(user)
+            insert(channel)
+        }
+        return channel
+    }
+
+    public mutating func leave(_ id: ChannelID, user: UserID) throws(ChatError) -> Channel {
+        var channel = try memberChannel(id, of: user)
+        if channel.distinct { distinctIndex[Self.distinctKey(channel.members)] = nil }
+        channel.members.removeAll { $0 == user }
+        insert(channel)
+        return channel
+    }
+
+    public mutating func update(_ id: ChannelID, by user: UserID, name: String?, pushFromBlockedUsers: Bool?) throws(ChatError) -> Channel {
+        var channel = try memberChannel(id, of: user)
+        if let name { channel.name = name }
+        if let pushFromBlockedUsers { channel.pushFromBlockedUsers = pushFromBlockedUsers }
+        insert(channel)
+        return channel
+    }
+
+    // MARK: messages and activity
+
+    /// Records a committed message as its channel's newest.
+    public mutating func record(_ message: Message) {
+        if let hidden = message.hiddenFrom, let previous = lastMessage[message.channelID] {
+            if lastVisible[message.channelID]?[hidden] == nil {
+                lastVisible[message.channelID, default: [:]][hidden] = previous.hiddenFrom == hidden ? nil : previous
+            }
+        } else {
+            lastVisible[message.channelID] = nil
+        }
+        lastMessage[message.channelID] = message
+    }
+
+    /// The newest message `viewer` can see in a channel.
+    public func lastMessage(of channelID: ChannelID, for viewer: UserID) -> Message? {
+        guard let last = lastMessage[channelID] else { return nil }
+        if last.hiddenFrom == viewer { return lastVisible[channelID]?[viewer] }
+        return last
+    }
+
+    /// `lastActivityAt` as `viewer` sees it: its last visible message, else the channel's creation.
+    public func lastActivity(of channel: Channel, for viewer: UserID) -> Milliseconds {
+        max(channel.createdAt, lastMessage(of: channel.id, for: viewer)?.createdAt ?? 0)
+    }
+
+    /// The user's channels, newest activity first; paging after (activity, id).
+    public func listChannels(of user: UserID, limit: Int, after: (activity: Milliseconds, id: ChannelID)?)
+        -> (channels: [Channel], next: (activity: Milliseconds, id: ChannelID)?)
+    {
+        var entries = channelIDs(of: user).compactMap { id -> (Milliseconds, Channel)? in
+            guard let channel = channels[id] else { return nil }
+            return (lastActivity(of: channel, for: user), channel)
+        }
+        entries.sort { $0.0 != $1.0 ? $0.0 > $1.0 : $0.1.id < $1.1.id }
+        if let after {
+            entries = entries.filter { $0.0 < after.activity || ($0.0 == after.activity && $0.1.id > after.id) }
+        }
+        let page = entries.prefix(limit)
+        let next = entries.count > limit ? page.last.map { ($0.0, $0.1.id) } : nil
+        return (page.map(\.1), next)
+    }
+}

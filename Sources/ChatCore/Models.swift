@@ -1,0 +1,92 @@
+/// Identifiers are client-visible strings.
+public typealias UserID = String
+public typealias ChannelID = String
+public typealias MessageID = String
+
+/// Milliseconds since the Unix epoch, as every time on the wire.
+public typealias Milliseconds = Int64
+
+/// PROTOCOL.md §3 `User`, without the per-viewer fields (`online`, `blockedByMe`, `hasBlockedMe`).
+public struct User: Sendable, Equatable {
+    public var id: UserID
+    public var name: String
+    public var image: String
+    public var metadata: [String: String]
+    public var createdAt: Milliseconds
+    public var lastSeenAt: Milliseconds
+    public var deactivated: Bool
+
+    public init(id: UserID, name: String = "", image: String = "", metadata: [String: String] = [:],
+                createdAt: Milliseconds, lastSeenAt: Milliseconds = 0, deactivated: Bool = false) {
+        self.id = id
+        self.name = name
+        self.image = image
+        self.metadata = metadata
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+        self.deactivated = deactivated
+    }
+}
+
+public enum ChannelType: String, Sendable, Equatable {
+    case group
+    case open
+}
+
+/// PROTOCOL.md §3 `Channel`, without the per-viewer `lastMessage` / `lastActivityAt`.
+public struct Channel: Sendable, Equatable {
+    public var id: ChannelID
+    public var type: ChannelType
+    public var name: String
+    /// Members in join order (group: members; open: current participants).
+    public var members: [UserID]
+    public var distinct: Bool
+    /// A group channel created with exactly two members that nobody else ever joined.
+    public var isOneToOne: Bool
+    public var pushFromBlockedUsers: Bool
+    public var createdAt: Milliseconds
+    public var createdBy: UserID
+
+    public init(id: ChannelID, type: ChannelType, name: String = "", members: [UserID], distinct: Bool = false,
+                isOneToOne: Bool = false, pushFromBlockedUsers: Bool = false, createdAt: Milliseconds, createdBy: UserID) {
+        self.id = id
+        self.type = type
+        self.name = name
+        self.members = members
+        self.distinct = distinct
+        self.isOneToOne = isOneToOne
+        self.pushFromBlockedUsers = pushFromBlockedUsers
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+    }
+}
+
+/// PROTOCOL.md §3 `Message`.
+public struct Message: Sendable, Equatable {
+    public var id: MessageID
+    public var channelID: ChannelID
+    /// Assigned by the store when the message commits: one more than the channel's last.
+    public var seq: Int64
+    public var senderID: UserID
+    public var text: String
+    /// The `data` object as JSON text, or nil.
+    public var dataJSON: String?
+    public var clientMessageID: String?
+    public var createdAt: Milliseconds
+    /// In a 1-to-1 channel, the member who had blocked the sender when it was sent
+    /// and never sees it (PROTOCOL.md §5).
+    public var hiddenFrom: UserID?
+
+    public init(id: MessageID, channelID: ChannelID, seq: Int64 = 0, senderID: UserID, text: String,
+                dataJSON: String? = nil, clientMessageID: String? = nil, createdAt: Milliseconds, hiddenFrom: UserID? = nil) {
+        self.id = id
+        self.channelID = channelID
+        self.seq = seq
+        self.senderID = senderID
+        self.text = text
+        self.dataJSON = dataJSON
+        self.clientMessageID = clientMessageID
+        self.createdAt = createdAt
+        self.hiddenFrom = hiddenFrom
+    }
+}

@@ -1,0 +1,37 @@
+/// A decoded client request (PROTOCOL.md §2, §4).
+public struct Request: Sendable, Equatable {
+    /// The client's `id`, echoed in the reply; `.null` when it could not be read.
+    public var id: JSONValue
+    public var command: Command
+}
+
+public enum BlockDirection: String, Sendable, Equatable {
+    case byMe
+    case me
+    case both
+}
+
+public enum Command: Sendable, Equatable {
+    case me
+    case userGet(UserID)
+    case userList(userIDs: [UserID]?, metadataKey: String?, metadataValues: [String]?, limit: Int, cursor: String?)
+    case userUpdate(name: String?, image: String?, metadata: [String: String]?)
+    case userBlock([UserID])
+    case userUnblock([UserID])
+    case userBlockedList(direction: BlockDirection, limit: Int, search: String?, userIDs: [UserID]?, cursor: String?)
+    case channelCreate(type: ChannelType, userIDs: [UserID], name: String?, distinct: Bool, pushFromBlockedUsers: Bool?)
+    case channelGet(ChannelID)
+    case channelList(limit: Int, cursor: String?)
+    case channelInvite(ChannelID, [UserID])
+    case channelJoin(ChannelID)
+    case channelLeave(ChannelID)
+    case channelUpdate(ChannelID, name: String?, pushFromBlockedUsers: Bool?)
+    case messageSend(ChannelID, text: String, dataJSON: String?, clientMessageID: String?)
+    case messageHistory(ChannelID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int)
+}
+
+/// A request that could not be decoded, with whatever `id` could be read.
+public struct RequestFailure: Error, Equatable, Sendable {
+    public var id: JSONValue
+    public var error: ChatError
+}

@@ -1,0 +1,205 @@
+/// Turns a text message into a `Request`, or the error reply it deserves
+/// (`ERR_BAD_REQUEST`, `ERR_UNKNOWN_TYPE`, `ERR_INVALID_LIMIT`, `ERR_TOO_MANY_IDS`).
+public enum RequestDecoder {
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<Request, RequestFailure> {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch {
+            return .failure(RequestFailure(id: .null, error: ChatError(.badRequest, "not JSON: \(error)")))
+        }
+        guard case .object(let object) = document else {
+            return .failure(RequestFailure(id: .null, error: ChatError(.badRequest, "a request is a JSON object")))
+        }
+        var id = object["id"] ?? .null
+        switch id {
+        case .number, .string, .null: break
+        default: id = .null
+        }
+        do throws(ChatError) {
+            guard let typeValue = object["type"] else { throw ChatError(.badRequest, "missing field type") }
+            guard case .string(let type) = typeValue else { throw ChatError(.badRequest, "field type must be a string") }
+            // Parameters sit beside `type`, or inside a `params` object, which is the
+            // only way to give `channel.create` its own `type` (else: `channelType`).
+            var fields = JSONFields(object: object)
+            switch object["params"] {
+            case nil, .null?: break
+            case .object(let params)?: fields = JSONFields(object: params)
+            default: throw ChatError(.badRequest, "field params must be an object")
+            }
+            return .success(Request(id: id, command: try command(type, fields, envelope: object)))
+        } catch {
+            return .failure(RequestFailure(id: id, error: error))
+        }
+    }
+
+    public static func decode(_ bytes: [UInt8]) -> Result<Request, RequestFailure> {
+        bytes.withUnsafeBytes { decode($0) }
+    }
+
+    private static func command(_ type: String, _ f: JSONFields, envelope: JSONObject) throws(ChatError) -> Command {
+        switch type {
+        case "me":
+            return .me
+        case "user.get":
+            return .userGet(try f.requiredString("userId"))
+        case "user.list":
+            let ids = try f.stringArray("userIds")
+            if let ids, ids.count > 250 { throw ChatError(.tooManyIDs, "userIds holds more than 250 ids") }
+            let key = try f.string("metadataKey")
+            let values = try f.stringArray("metadataValues")
+            if (key == nil) != (values == nil) {
+                throw ChatError(.badRequest, "metadataKey and metadataValues go together")
+            }
+            return .userList(userIDs: ids, metadataKey: key, metadataValues: values,
+                             limit: try f.limit(), cursor: try f.string("cursor"))
+        case "user.update":
+            return .userUpdate(name: try f.string("name"), image: try f.string("image"), metadata: try f.stringMap("metadata"))
+        case "user.block":
+            return .userBlock(try blockIDs(f))
+        case "user.unblock":
+            return .userUnblock(try blockIDs(f))
+        case "user.blocked.list":
+            let directionText = try f.string("direction") ?? "byMe"
+            guard let direction = BlockDirection(rawValue: directionText) else {
+                throw ChatError(.badRequest, "direction must be byMe, me or both")
+            }
+            return .userBlockedList(direction: direction, limit: try f.limit(), search: try f.string("search"),
+                                    userIDs: try f.stringArray("userIds"), cursor: try f.string("cursor"))
+        case "channel.create":
+            let usesParams = f.object != envelope
+            var typeName = try f.string("channelType")
+            if typeName == nil && usesParams { typeName = try f.string("type") }
+            guard let type = ChannelType(rawValue: typeName ?? "group") else {
+                throw ChatError(.badRequest, "channel type must be group or open")
+            }
+            return .channelCreate(type: type, userIDs: try f.stringArray("userIds") ?? [], name: try f.string("name"),
+                                  distinct: try f.bool("distinct") ?? false,
+                                  pushFromBlockedUsers: try f.bool("pushFromBlockedUsers"))
+        case "channel.get":
+            return .channelGet(try f.requiredString("channelId"))
+        case "channel.list":
+            return .channelList(limit: try f.limit(), cursor: try f.string("cursor"))
+        case "channel.invite":
+            guard let ids = try f.stringArray("userIds"), !ids.isEmpty else {
+                throw ChatError(.badRequest, "userIds must list at least one user")
+            }
+            if ids.count > 100 { throw ChatError(.tooManyIDs, "userIds holds more than 100 ids") }
+            return .channelInvite(try f.requiredString("channelId"), ids)
+        case "channel.join":
+            return .channelJoin(try f.requiredString("channelId"))
+        case "channel.leave":
+            return .channelLeave(try f.requiredString("channelId"))
+        case "channel.update":
+            return .channelUpdate(try f.requiredString("channelId"), name: try f.string("name"),
+                                  pushFromBlockedUsers: try f.bool("pushFromBlockedUsers"))
+        case "message.send":
+            let text = try f.requiredString("text")
+            if text.isEmpty { throw ChatError(.badRequest, "text must not be empty") }
+            var dataJSON: String?
+            switch f.object["data"] {
+            case nil, .null?: dataJSON = nil
+            case .object(let data)?: dataJSON = JSONValue.object(data).jsonText
+            default: throw ChatError(.badRequest, "field data must be an object")
+            }
+            return .messageSend(try f.requiredString("channelId"), text: text, dataJSON: dataJSON,
+                                clientMessageID: try f.string("clientMessageId"))
+        case "message.history":
+            let before = try f.int("beforeSeq")
+            let after = try f.int("afterSeq")
+            if before != nil && after != nil { throw ChatError(.badRequest, "give beforeSeq or afterSeq, not both") }
+            return .messageHistory(try f.requiredString("channelId"), beforeSeq: before, afterSeq: after, limit: try f.limit())
+        default:
+            throw ChatError(.unknownType, "unknown request type \(type)")
+        }
+    }
+
+    private static func blockIDs(_ f: JSONFields) throws(ChatError) -> [UserID] {
+        guard let ids = try f.stringArray("userIds"), !ids.isEmpty else {
+            throw ChatError(.badRequest, "userIds must list 1 to 100 users")
+        }
+        if ids.count > 100 { throw ChatError(.tooManyIDs, "userIds holds more than 100 ids") }
+        return ids
+    }
+}
+
+/// Typed access to request fields; a present field of the wrong type is ERR_BAD_REQUEST.
+public struct JSONFields: Sendable {
+    public let object: JSONObject
+
+    public init(object: JSONObject) {
+        self.object = object
+    }
+
+    public func string(_ name: String) throws(ChatError) -> String? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .string(let value)?: return value
+        default: throw ChatError(.badRequest, "field \(name) must be a string")
+        }
+    }
+
+    public func requiredString(_ name: String) throws(ChatError) -> String {
+        guard let value = try string(name) else { throw ChatError(.badRequest, "missing field \(name)") }
+        return value
+    }
+
+    public func bool(_ name: String) throws(ChatError) -> Bool? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        default: throw ChatError(.badRequest, "field \(name) must be true or false")
+        }
+    }
+
+    public func int(_ name: String) throws(ChatError) -> Int64? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case let value?:
+            guard let int = value.int64Value else { throw ChatError(.badRequest, "field \(name) must be an integer") }
+            return int
+        }
+    }
+
+    /// `limit`: 1–100, default 20.
+    public func limit() throws(ChatError) -> Int {
+        guard let value = try int("limit") else { return 20 }
+        guard (1...100).contains(value) else { throw ChatError(.invalidLimit, "limit must be 1 to 100") }
+        return Int(value)
+    }
+
+    public func stringArray(_ name: String) throws(ChatError) -> [String]? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .array(let elements)?:
+            var result: [String] = []
+            result.reserveCapacity(elements.count)
+            for element in elements {
+                guard case .string(let value) = element else {
+                    throw ChatError(.badRequest, "field \(name) must be an array of strings")
+                }
+                result.append(value)
+            }
+            return result
+        default:
+            throw ChatError(.badRequest, "field \(name) must be an array of strings")
+        }
+    }
+
+    public func stringMap(_ name: String) throws(ChatError) -> [String: String]? {
+        switch object[name] {
+        case nil, .null?: return nil
+        case .object(let map)?:
+            var result: [String: String] = [:]
+            for (key, value) in map.entries {
+                guard case .string(let text) = value else {
+                    throw ChatError(.badRequest, "field \(name) must map strings to strings")
+                }
+                result[key] = text
+            }
+            return result
+        default:
+            throw ChatError(.badRequest, "field \(name) must be an object")
+        }
+    }
+}

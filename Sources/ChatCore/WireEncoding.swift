@@ -1,0 +1,114 @@
+/// JSON for the objects of PROTOCOL.md §3 and the frames of §2.
+public enum WireEncoding {
+    /// How one viewer sees a user.
+    public struct UserView: Sendable {
+        public var user: User
+        public var online: Bool
+        public var blockedByMe: Bool
+        /// nil when the gateway does not reveal it (§5 `revealBlockedBy`).
+        public var hasBlockedMe: Bool?
+
+        public init(user: User, online: Bool, blockedByMe: Bool, hasBlockedMe: Bool?) {
+            self.user = user
+            self.online = online
+            self.blockedByMe = blockedByMe
+            self.hasBlockedMe = hasBlockedMe
+        }
+    }
+
+    public static func write(_ view: UserView, to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("id"); w.string(view.user.id)
+        w.key("name"); w.string(view.user.name)
+        w.key("image"); w.string(view.user.image)
+        w.key("metadata")
+        w.beginObject()
+        for key in view.user.metadata.keys.sorted() {
+            w.key(key)
+            w.string(view.user.metadata[key] ?? "")
+        }
+        w.endObject()
+        w.key("online"); w.bool(view.online)
+        w.key("lastSeenAt"); w.int(view.user.lastSeenAt)
+        w.key("blockedByMe"); w.bool(view.blockedByMe)
+        if let hasBlockedMe = view.hasBlockedMe {
+            w.key("hasBlockedMe"); w.bool(hasBlockedMe)
+        }
+        w.endObject()
+    }
+
+    public static func write(_ message: Message, to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("id"); w.string(message.id)
+        w.key("channelId"); w.string(message.channelID)
+        w.key("seq"); w.int(message.seq)
+        w.key("senderId"); w.string(message.senderID)
+        w.key("text"); w.string(message.text)
+        w.key("data")
+        if let data = message.dataJSON { w.raw(data) } else { w.null() }
+        w.key("clientMessageId"); w.string(message.clientMessageID)
+        w.key("createdAt"); w.int(message.createdAt)
+        w.endObject()
+    }
+
+    public static func write(_ channel: Channel, lastMessage: Message?, lastActivityAt: Milliseconds, to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("id"); w.string(channel.id)
+        w.key("type"); w.string(channel.type.rawValue)
+        w.key("name"); w.string(channel.name)
+        w.key("members")
+        w.beginArray()
+        for member in channel.members { w.string(member) }
+        w.endArray()
+        w.key("distinct"); w.bool(channel.distinct)
+        w.key("isOneToOne"); w.bool(channel.isOneToOne)
+        w.key("pushFromBlockedUsers"); w.bool(channel.pushFromBlockedUsers)
+        w.key("createdAt"); w.int(channel.createdAt)
+        w.key("lastMessage")
+        if let lastMessage { write(lastMessage, to: &w) } else { w.null() }
+        w.key("lastActivityAt"); w.int(lastActivityAt)
+        w.endObject()
+    }
+
+    /// `{"id":…,"type":"ok","result":…}`
+    public static func ok(id: JSONValue, result: (inout JSONWriter) -> Void) -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("id"); w.value(id)
+        w.key("type"); w.string("ok")
+        w.key("result")
+        result(&w)
+        w.endObject()
+        return w.bytes
+    }
+
+    /// `{"id":…,"type":"error","error":{"code","message"[,"retryAfterMs"]}}`
+    public static func error(id: JSONValue, _ error: ChatError) -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("id"); w.value(id)
+        w.key("type"); w.string("error")
+        w.key("error")
+        w.beginObject()
+        w.key("code"); w.string(error.code.rawValue)
+        w.key("message"); w.string(error.message)
+        if let retry = error.retryAfterMs {
+            w.key("retryAfterMs"); w.int(retry)
+        }
+        w.endObject()
+        w.endObject()
+        return w.bytes
+    }
+
+    /// `{"type":"event","event":NAME,"data":…}`
+    public static func event(_ name: String, data: (inout JSONWriter) -> Void) -> [UInt8] {
+        var w = JSONWriter(capacity: 384)
+        w.beginObject()
+        w.key("type"); w.string("event")
+        w.key("event"); w.string(name)
+        w.key("data")
+        data(&w)
+        w.endObject()
+        return w.bytes
+    }
+}

@@ -1,0 +1,159 @@
+import ChatCore
+import WebSocket
+
+/// PROTOCOL.md §10: the app backend's API, `Authorization: Bearer <admin.apiKey>`.
+/// Handlers decide on the chat core's queue and answer through `respond`.
+struct AdminAPI: Sendable {
+    let service: ChatService
+    let apiKey: String
+
+    func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        guard request.header("Authorization") == "Bearer \(apiKey)" else {
+            respond(.error(status: 401, code: ErrorCode.notLoggedIn.rawValue, message: "admin API key required"))
+            return
+        }
+        let parts = request.path.split(separator: "/").map(String.init)  // ["v1","admin",...]
+        let route = Array(parts.dropFirst(2))
+        let body: JSONObject
+        if request.body.isEmpty {
+            body = JSONObject()
+        } else if case .object(let object)? = try? JSONParser.parse(request.body) {
+            body = object
+        } else {
+            respond(.error(status: 400, code: ErrorCode.badRequest.rawValue, message: "body must be a JSON object"))
+            return
+        }
+        service.queue.async {
+            do throws(ChatError) {
+                try dispatch(request.method, route, body, respond: respond)
+            } catch {
+                respond(Self.errorResponse(error))
+            }
+        }
+    }
+
+    static func errorResponse(_ error: ChatError) -> HTTPResponse {
+        let status: Int
+        switch error.code {
+        case .userNotFound, .channelNotFound: status = 404
+        case .forbidden: status = 403
+        case .internalError: status = 500
+        default: status = 400
+        }
+        return .error(status: status, code: error.code.rawValue, message: error.message)
+    }
+
+    static func ok(_ write: (inout JSONWriter) -> Void) -> HTTPResponse {
+        var w = JSONWriter()
+        write(&w)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: w.bytes)
+    }
+
+    private func dispatch(_ method: String, _ route: [String], _ body: JSONObject,
+                          respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
+        let fields = JSONFields(object: body)
+        switch (method, route.count, route.first) {
+        case ("POST", 1, "users"):
+            try createUser(fields, respond: respond)
+        case ("POST", 3, "users") where route[2] == "deactivate":
+            try deactivate(route[1], respond: respond)
+        case ("POST", 1, "tokens"):
+            try issueToken(fields, respond: respond)
+        case ("POST", 1, "channels"):
+            try createChannel(fields, respond: respond)
+        default:
+            respond(.error(status: 404, code: "ERR_NOT_FOUND", message: "no admin route \(method) /\(route.joined(separator: "/"))"))
+        }
+    }
+
+    private func createUser(_ f: JSONFields, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
+        let id = try f.requiredString("id")
+        guard TokenAuthority.isValidUserID(id) else {
+            throw ChatError(.badRequest, "id must be 1-128 characters of [A-Za-z0-9_.@-]")
+        }
+        let user = service.upsertUser(id: id, name: try f.string("name"), image: try f.string("image"), metadata: try f.stringMap("metadata"))
+        let view = service.userView(user, for: id)
+        service.persist(.upsertUser(user)) { outcome in
+            switch outcome {
+            case .success: respond(Self.ok { WireEncoding.write(view, to: &$0) })
+            case .failure: respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
+            }
+        }
+    }
+
+    private func deactivate(_ id: UserID, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
+        var user = try service.directory.user(id)
+        user.deactivated = true
+        service.directory.upsert(user)
+        service.closeSessions(of: id, code: .userDeactivated, reason: "user deactivated")
+        service.persist(.upsertUser(user)) { outcome in
+            switch outcome {
+            case .success: respond(Self.ok { w in w.beginObject(); w.endObject() })
+            case .failure: respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
+            }
+        }
+    }
+
+    private func issueToken(_ f: JSONFields, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
+        let userID = try f.requiredString("userId")
+        guard TokenAuthority.isValidUserID(userID) else {
+            throw ChatError(.badRequest, "userId must be 1-128 characters of [A-Za-z0-9_.@-]")
+        }
+        let ttl = try f.int("ttlSeconds") ?? 3600
+        guard ttl > 0 else { throw ChatError(.badRequest, "ttlSeconds must be positive") }
+        let tokens = service.tokens
+        Task {
+            do {
+                let issued = try await tokens.issue(userID: userID, ttlSeconds: ttl)
+                respond(Self.ok { w in
+                    w.beginObject()
+                    w.key("token"); w.string(issued.token)
+                    w.key("expiresAt"); w.int(issued.expiresAt)
+                    w.endObject()
+                })
+            } catch {
+                respond(Self.errorResponse(ChatError(.internalError, "cannot sign token")))
+            }
+        }
+    }
+
+    private func createChannel(_ f: JSONFields, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
+        guard let type = ChannelType(rawValue: try f.requiredString("type")) else {
+            throw ChatError(.badRequest, "type must be group or open")
+        }
+        let now = service.clock.now()
+        let id = try f.string("id") ?? service.ids.make(prefix: "c_", at: now)
+        guard service.directory.channels[id] == nil else { throw ChatError(.badRequest, "channel \(id) exists") }
+        let members = try f.stringArray("userIds") ?? []
+        let name = try f.string("name") ?? ""
+        let channel: Channel
+        switch type {
+        case .group:
+            let created = try service.directory.createGroup(
+                id: id, creator: "", members: members, name: name, distinct: try f.bool("distinct") ?? false,
+                pushFromBlockedUsers: try f.bool("pushFromBlockedUsers") ?? false, now: now)
+            guard created.created else {
+                let existing = created.channel
+                respond(Self.ok { service.writeChannel(existing, for: "", to: &$0) })
+                return
+            }
+            channel = created.channel
+        case .open:
+            for member in members { _ = try service.directory.user(member) }
+            channel = service.directory.createOpen(id: id, creator: nil, name: name,
+                                                   pushFromBlockedUsers: try f.bool("pushFromBlockedUsers") ?? false, now: now)
+            for member in members { _ = try service.directory.join(id, user: member) }
+        }
+        let stored = service.directory.channels[id] ?? channel
+        service.addToHub(stored.members, channel: id)
+        service.persist(.createChannel(stored)) { outcome in
+            switch outcome {
+            case .success:
+                respond(Self.ok { service.writeChannel(stored, for: "", to: &$0) })
+                service.announce(stored, excluding: nil)
+            case .failure:
+                respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
+            }
+        }
+    }
+}

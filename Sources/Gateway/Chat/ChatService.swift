@@ -1,0 +1,171 @@
+import ChatCore
+import Dispatch
+import EventLoop
+import Logging
+import Storage
+
+/// The chat core: owns the directory and decides every request on one serial
+/// queue, persists through the store (group commit), and fans events out
+/// through the hub shards of the event loops.
+final class ChatService: @unchecked Sendable {
+    struct Settings: Sendable {
+        var maxTextLength = 5000
+        var maxQueuedOutputBytes = 4 * 1024 * 1024
+        var maxConnectionsPerUser = 30
+        var allowedOrigins: [String] = []
+    }
+
+    let queue = DispatchQueue(label: "chat-gateway.core")
+    let clock: any ChatCore.Clock
+    let store: any Store
+    let tokens: TokenAuthority
+    let cursors: CursorSealer
+    let settings: Settings
+    let logger: Logger
+    var maxQueuedOutputBytes: Int { settings.maxQueuedOutputBytes }
+
+    /// Core state, touched only on `queue`.
+    var directory = ChatDirectory()
+    var sessions: [UserID: [ChatSession]] = [:]
+    let ids = IdentifierGenerator()
+    private var shards: [Int: HubShard] = [:]
+    /// (sender, clientMessageId) of messages stored or in flight, for idempotent retries.
+    var clientMessages: [ClientMessageKey: ClientMessageState] = [:]
+
+    init(store: any Store, tokens: TokenAuthority, clock: any ChatCore.Clock, cursorSecret: String,
+         settings: Settings, loops: [EventLoop], logger: Logger) throws(StoreError) {
+        self.store = store
+        self.tokens = tokens
+        self.clock = clock
+        self.settings = settings
+        self.logger = logger
+        cursors = CursorSealer(secret: cursorSecret)
+        for loop in loops { shards[loop.index] = HubShard(loop: loop) }
+        let snapshot = try store.loadSnapshot()
+        directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
+                       lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks)
+    }
+
+    // MARK: hub
+
+    func shard(for loop: EventLoop) -> HubShard? { shards[loop.index] }
+
+    /// Runs `body` on every loop's shard, in order after everything queued before.
+    func forEachShard(_ body: @escaping @Sendable (HubShard) -> Void) {
+        for shard in shards.values {
+            shard.loop.execute { body(shard) }
+        }
+    }
+
+    /// Replies to one session on its loop.
+    func reply(_ session: ChatSession, _ bytes: [UInt8]) {
+        let box = UncheckedBox(session)
+        session.loop.execute { box.value.send(bytes) }
+    }
+
+    func reply(_ session: ChatSession, id: JSONValue, error: ChatError) {
+        reply(session, WireEncoding.error(id: id, error))
+    }
+
+    func reply(_ session: ChatSession, id: JSONValue, result: (inout JSONWriter) -> Void) {
+        reply(session, WireEncoding.ok(id: id, result: result))
+    }
+
+    /// Queues `event` to the sessions of `channel` on every loop (except `excluded`).
+    func publish(_ event: SharedEvent, to channel: ChannelID, excluding excluded: ChatSession?) {
+        let skip = excluded.map(ObjectIdentifier.init)
+        forEachShard { $0.deliver(event, to: channel, excluding: skip) }
+    }
+
+    func publish(_ event: SharedEvent, toUsers users: [UserID], excluding excluded: ChatSession?) {
+        let skip = excluded.map(ObjectIdentifier.init)
+        forEachShard { $0.deliver(event, toUsers: users, excluding: skip) }
+    }
+
+    // MARK: requests
+
+    /// Called on the session's loop; decides on the core queue.
+    func handle(_ request: Request, from session: ChatSession) {
+        let box = UncheckedBox(session)
+        queue.async { [self] in
+            let session = box.value
+            do throws(ChatError) {
+                try dispatch(request, from: session)
+            } catch {
+                reply(session, id: request.id, error: error)
+            }
+        }
+    }
+
+    private func dispatch(_ request: Request, from session: ChatSession) throws(ChatError) {
+        let id = request.id
+        let user = session.userID
+        switch request.command {
+        case .me: try me(id: id, session: session)
+        case .userGet(let target): try userGet(id: id, session: session, target: target)
+        case .userList(let ids, let key, let values, let limit, let cursor):
+            try userList(id: id, session: session, ids: ids, key: key, values: values, limit: limit, cursor: cursor)
+        case .userUpdate(let name, let image, let metadata):
+            userUpdate(id: id, session: session, name: name, image: image, metadata: metadata)
+        case .userBlock, .userUnblock, .userBlockedList:
+            throw ChatError(.unknownType, "blocking is not available yet")
+        case .channelCreate(let type, let userIDs, let name, let distinct, let push):
+            try channelCreate(id: id, session: session, type: type, invitees: userIDs, name: name, distinct: distinct, push: push)
+        case .channelGet(let channelID):
+            let channel = try directory.visibleChannel(channelID, to: user)
+            reply(session, id: id) { writeChannel(channel, for: user, to: &$0) }
+        case .channelList(let limit, let cursor):
+            try channelList(id: id, session: session, limit: limit, cursor: cursor)
+        case .channelInvite(let channelID, let userIDs):
+            try channelInvite(id: id, session: session, channelID: channelID, invitees: userIDs)
+        case .channelJoin(let channelID):
+            try channelJoin(id: id, session: session, channelID: channelID)
+        case .channelLeave(let channelID):
+            try channelLeave(id: id, session: session, channelID: channelID)
+        case .channelUpdate(let channelID, let name, let push):
+            try channelUpdate(id: id, session: session, channelID: channelID, name: name, push: push)
+        case .messageSend(let channelID, let text, let data, let clientMessageID):
+            try messageSend(id: id, session: session, channelID: channelID, text: text, dataJSON: data, clientMessageID: clientMessageID)
+        case .messageHistory(let channelID, let before, let after, let limit):
+            try messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit)
+        }
+    }
+
+    /// Persists `write`; `then` runs on the core queue once it committed.
+    func persist(_ write: StoreWrite, then: @escaping @Sendable (Result<StoreWriteResult, StoreError>) -> Void) {
+        store.enqueue(write) { [self] result in
+            if case .failure(let error) = result {
+                logger.error("store.error", metadata: ["error": "\(error)"])
+            }
+            queue.async { then(result) }
+        }
+    }
+
+    /// Persists and replies when committed (ERR_INTERNAL if the commit failed).
+    func persist(_ write: StoreWrite, reply session: ChatSession, id: JSONValue, result: @escaping @Sendable (inout JSONWriter) -> Void) {
+        let box = UncheckedBox(session)
+        persist(write) { [self] outcome in
+            switch outcome {
+            case .success: reply(box.value, id: id, result: result)
+            case .failure: reply(box.value, id: id, error: ChatError(.internalError, "storage failed; retry"))
+            }
+        }
+    }
+}
+
+/// Moves a loop-confined object through the core queue and back; only its own loop touches it.
+struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+struct ClientMessageKey: Hashable {
+    var sender: UserID
+    var clientMessageID: String
+}
+
+enum ClientMessageState {
+    /// Being stored: replies waiting for the commit.
+    case pending([(session: UncheckedBox<ChatSession>, id: JSONValue)])
+    case stored(Message)
+}

@@ -1,0 +1,83 @@
+import ChatCore
+import EventLoop
+import WebSocket
+
+/// One event loop's part of the hub: which of its sessions belong to which
+/// channel and user. Touched only on its loop, so fan-out takes no lock
+/// (hence `@unchecked Sendable`: it is handed to its loop, never shared).
+final class HubShard: @unchecked Sendable {
+    let loop: EventLoop
+    private var channelSessions: [ChannelID: [ChatSession]] = [:]
+    private var userSessions: [UserID: [ChatSession]] = [:]
+
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    func register(_ session: ChatSession, channels: Set<ChannelID>) {
+        userSessions[session.userID, default: []].append(session)
+        for channel in channels { channelSessions[channel, default: []].append(session) }
+        session.channels = channels
+    }
+
+    func unregister(_ session: ChatSession) {
+        userSessions[session.userID]?.removeAll { $0 === session }
+        if userSessions[session.userID]?.isEmpty == true { userSessions[session.userID] = nil }
+        for channel in session.channels {
+            channelSessions[channel]?.removeAll { $0 === session }
+            if channelSessions[channel]?.isEmpty == true { channelSessions[channel] = nil }
+        }
+        session.channels = []
+    }
+
+    /// `users` are now in `channel`: their sessions on this loop start receiving it.
+    func add(users: [UserID], to channel: ChannelID) {
+        for user in users {
+            for session in userSessions[user] ?? [] where session.channels.insert(channel).inserted {
+                channelSessions[channel, default: []].append(session)
+            }
+        }
+    }
+
+    func remove(users: [UserID], from channel: ChannelID) {
+        for user in users {
+            for session in userSessions[user] ?? [] where session.channels.remove(channel) != nil {
+                channelSessions[channel]?.removeAll { $0 === session }
+            }
+        }
+        if channelSessions[channel]?.isEmpty == true { channelSessions[channel] = nil }
+    }
+
+    /// Queues one shared event to every session of the channel except `excluded`.
+    func deliver(_ event: SharedEvent, to channel: ChannelID, excluding excluded: ObjectIdentifier?) {
+        guard let sessions = channelSessions[channel] else { return }
+        for session in sessions where ObjectIdentifier(session) != excluded {
+            session.deliver(event)
+        }
+    }
+
+    func deliver(_ event: SharedEvent, toUsers users: [UserID], excluding excluded: ObjectIdentifier?) {
+        for user in users {
+            for session in userSessions[user] ?? [] where ObjectIdentifier(session) != excluded {
+                session.deliver(event)
+            }
+        }
+    }
+
+    func sessions(of user: UserID) -> [ChatSession] { userSessions[user] ?? [] }
+}
+
+/// An event encoded and framed once, shared by every recipient.
+final class SharedEvent: @unchecked Sendable {
+    /// The JSON text.
+    let payload: [UInt8]
+    /// The payload as one unmasked, uncompressed text frame.
+    let frame: [UInt8]
+
+    init(payload: [UInt8]) {
+        self.payload = payload
+        var frame: [UInt8] = []
+        FrameWriter.appendFrame(opcode: .text, payload: payload, to: &frame)
+        self.frame = frame
+    }
+}

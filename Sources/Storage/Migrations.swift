@@ -1,0 +1,86 @@
+/// The schema, as an ordered list of migrations kept in code.
+///
+/// `PRAGMA user_version` holds the number of migrations applied. At open, the
+/// missing ones run in order inside one `BEGIN IMMEDIATE` transaction, so a
+/// crash mid-migration leaves the previous version intact. Never edit a
+/// released migration: append a new one.
+enum Migrations {
+    static let all: [String] = [
+        // 1: initial schema.
+        """
+        CREATE TABLE users (
+            id TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL DEFAULT '',
+            image TEXT NOT NULL DEFAULT '',
+            metadata TEXT NOT NULL DEFAULT '{}',   -- JSON object of strings
+            created_at INTEGER NOT NULL,
+            last_seen_at INTEGER NOT NULL DEFAULT 0,
+            deactivated INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE channels (
+            id TEXT PRIMARY KEY NOT NULL,
+            type TEXT NOT NULL CHECK (type IN ('group', 'open')),
+            name TEXT NOT NULL DEFAULT '',
+            distinct_flag INTEGER NOT NULL DEFAULT 0,
+            is_one_to_one INTEGER NOT NULL DEFAULT 0,
+            push_from_blocked INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            created_by TEXT NOT NULL,
+            last_seq INTEGER NOT NULL DEFAULT 0     -- seq of the channel's newest message
+        );
+        CREATE TABLE channel_members (
+            channel_id TEXT NOT NULL REFERENCES channels(id) ON DELETE CASCADE,
+            user_id TEXT NOT NULL,
+            position INTEGER NOT NULL,              -- join order
+            PRIMARY KEY (channel_id, user_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX channel_members_by_user ON channel_members(user_id);
+        CREATE TABLE messages (
+            channel_id TEXT NOT NULL REFERENCES channels(id),
+            seq INTEGER NOT NULL CHECK (seq > 0),
+            id TEXT NOT NULL UNIQUE,
+            sender_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            data_json TEXT,
+            client_message_id TEXT,
+            created_at INTEGER NOT NULL,
+            hidden_from TEXT,
+            PRIMARY KEY (channel_id, seq)
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX messages_by_client_id ON messages(sender_id, client_message_id)
+            WHERE client_message_id IS NOT NULL;
+        CREATE TABLE blocks (
+            blocker TEXT NOT NULL,
+            blocked TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (blocker, blocked)
+        ) WITHOUT ROWID;
+        CREATE INDEX blocks_by_blocked ON blocks(blocked);
+        """,
+    ]
+
+    /// The schema version this build writes.
+    static var latestVersion: Int64 { Int64(all.count) }
+
+    /// Brings the database up to ``latestVersion``.
+    static func apply(on connection: SQLiteConnection) throws(StoreError) {
+        let current = try connection.integerPragma("user_version")
+        if current == latestVersion { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            // Re-read under the write lock: another process may have migrated meanwhile.
+            let version = try connection.integerPragma("user_version")
+            guard version <= latestVersion else {
+                throw StoreError("database schema version \(version) is newer than this build (\(latestVersion))")
+            }
+            for index in Int(version)..<all.count {
+                try connection.execute(all[index])
+            }
+            try connection.execute("PRAGMA user_version = \(latestVersion)")
+            try connection.execute("COMMIT")
+        } catch {
+            if !connection.isAutocommit { try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import ChatCore
+
+/// The read-side SQL: history pages, idempotency lookups and the start-up snapshot.
+/// Each function runs on a connection its caller owns and resets every
+/// statement it used, so no read transaction stays open (WAL checkpoints can
+/// proceed, and the next read sees every commit).
+enum ReadQueries {
+    private static let visible = "channel_id = ?1 AND hidden_from IS NOT ?2"
+
+    /// See `Store.history`. With both bounds: the first `limit` after `afterSeq`
+    /// that are also before `beforeSeq`.
+    static func history(on connection: SQLiteConnection, channelID: ChannelID, viewer: UserID,
+                        beforeSeq: Int64?, afterSeq: Int64?, limit: Int) throws(StoreError) -> [Message] {
+        guard limit > 0 else { return [] }
+        let columns = RowMapping.messageColumns
+        let statement: SQLiteStatement
+        let newestFirst: Bool
+        switch (beforeSeq, afterSeq) {
+        case (nil, nil):
+            statement = try connection.statement(
+                "SELECT \(columns) FROM messages WHERE \(visible) ORDER BY seq DESC LIMIT ?3")
+            newestFirst = true
+        case (let before?, nil):
+            statement = try connection.statement(
+                "SELECT \(columns) FROM messages WHERE \(visible) AND seq < ?4 ORDER BY seq DESC LIMIT ?3")
+            try statement.bind(before, at: 4)
+            newestFirst = true
+        case (nil, let after?):
+            statement = try connection.statement(
+                "SELECT \(columns) FROM messages WHERE \(visible) AND seq > ?4 ORDER BY seq ASC LIMIT ?3")
+            try statement.bind(after, at: 4)
+            newestFirst = false
+        case (let before?, let after?):
+            statement = try connection.statement(
+                "SELECT \(columns) FROM messages WHERE \(visible) AND seq > ?4 AND seq < ?5 ORDER BY seq ASC LIMIT ?3")
+            try statement.bind(after, at: 4)
+            try statement.bind(before, at: 5)
+            newestFirst = false
+        }
+        try statement.bind(channelID, at: 1)
+        try statement.bind(viewer, at: 2)
+        try statement.bind(limit, at: 3)
+        var messages: [Message] = try statement.withReset { row throws(StoreError) in
+            var messages: [Message] = []
+            while try row.step() { messages.append(RowMapping.message(from: row)) }
+            return messages
+        }
+        if newestFirst { messages.reverse() }
+        return messages
+    }
+
+    static func message(on connection: SQLiteConnection, sender: UserID, clientMessageID: String) throws(StoreError) -> Message? {
+        let statement = try connection.statement("""
+            SELECT \(RowMapping.messageColumns) FROM messages
+            WHERE sender_id = ?1 AND client_message_id = ?2 AND client_message_id IS NOT NULL
+            """)
+        try statement.bind(sender, at: 1)
+        try statement.bind(clientMessageID, at: 2)
+        return try statement.withReset { row throws(StoreError) in try row.step() ? RowMapping.message(from: row) : nil }
+    }
+
+    /// Everything in one read transaction, so the parts agree with each other.
+    static func snapshot(on connection: SQLiteConnection) throws(StoreError) -> StoreSnapshot {
+        try connection.execute("BEGIN")
+        defer { try? connection.execute("COMMIT") }
+        var snapshot = StoreSnapshot()
+        snapshot.users = try rows(on: connection, "SELECT \(RowMapping.userColumns) FROM users ORDER BY rowid") {
+            row throws(StoreError) in try RowMapping.user(from: row)
+        }
+        let members = try rows(on: connection, "SELECT channel_id, user_id FROM channel_members ORDER BY channel_id, position") {
+            row throws(StoreError) in (row.text(0), row.text(1))
+        }
+        var membersByChannel: [ChannelID: [UserID]] = [:]
+        for (channelID, userID) in members { membersByChannel[channelID, default: []].append(userID) }
+        snapshot.channels = try rows(on: connection, "SELECT \(RowMapping.channelColumns) FROM channels ORDER BY rowid") {
+            row throws(StoreError) in
+            var channel = try RowMapping.channel(from: row)
+            channel.members = membersByChannel[channel.id] ?? []
+            return channel
+        }
+        let lastColumns = RowMapping.messageColumns.split(separator: ",").map { "m." + $0.trimmingSpaces }.joined(separator: ", ")
+        snapshot.lastMessages = try rows(on: connection, """
+            SELECT \(lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
+            ORDER BY c.rowid
+            """) { row throws(StoreError) in RowMapping.message(from: row) }
+        for last in snapshot.lastMessages {
+            guard let viewer = last.hiddenFrom else { continue }
+            let statement = try connection.statement("""
+                SELECT \(RowMapping.messageColumns) FROM messages
+                WHERE channel_id = ?1 AND hidden_from IS NOT ?2 AND seq < ?3 ORDER BY seq DESC LIMIT 1
+                """)
+            try statement.bind(last.channelID, at: 1)
+            try statement.bind(viewer, at: 2)
+            try statement.bind(last.seq, at: 3)
+            let visible = try statement.withReset { row throws(StoreError) in try row.step() ? RowMapping.message(from: row) : nil }
+            if let visible { snapshot.lastVisibleMessages.append((viewer: viewer, message: visible)) }
+        }
+        snapshot.blocks = try rows(on: connection, "SELECT blocker, blocked FROM blocks ORDER BY created_at, blocker, blocked") {
+            row throws(StoreError) in (blocker: row.text(0), blocked: row.text(1))
+        }
+        return snapshot
+    }
+
+    private static func rows<T>(on connection: SQLiteConnection, _ sql: String,
+                                _ map: (SQLiteStatement) throws(StoreError) -> T) throws(StoreError) -> [T] {
+        let statement = try connection.prepare(sql)
+        var result: [T] = []
+        while try statement.step() { result.append(try map(statement)) }
+        return result
+    }
+}
+
+private extension Substring {
+    var trimmingSpaces: Substring {
+        var text = self
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
+        return text
+    }
+}

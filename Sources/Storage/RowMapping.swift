@@ -1,0 +1,75 @@
+import ChatCore
+import Foundation
+
+/// Column lists and row ⇄ model conversions shared by the reader and the writer.
+enum RowMapping {
+    /// Column list of every message query, in the order `message(from:)` reads.
+    static let messageColumns = "id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from"
+
+    static func message(from row: SQLiteStatement, offset: Int32 = 0) -> Message {
+        Message(
+            id: row.text(offset),
+            channelID: row.text(offset + 1),
+            seq: row.int64(offset + 2),
+            senderID: row.text(offset + 3),
+            text: row.text(offset + 4),
+            dataJSON: row.optionalText(offset + 5),
+            clientMessageID: row.optionalText(offset + 6),
+            createdAt: row.int64(offset + 7),
+            hiddenFrom: row.optionalText(offset + 8)
+        )
+    }
+
+    static let userColumns = "id, name, image, metadata, created_at, last_seen_at, deactivated"
+
+    static func user(from row: SQLiteStatement) throws(StoreError) -> User {
+        let id = row.text(0)
+        return User(
+            id: id,
+            name: row.text(1),
+            image: row.text(2),
+            metadata: try decodeMetadata(row.text(3), userID: id),
+            createdAt: row.int64(4),
+            lastSeenAt: row.int64(5),
+            deactivated: row.bool(6)
+        )
+    }
+
+    static let channelColumns = "id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by"
+
+    /// A channel without its members (filled in by the caller).
+    static func channel(from row: SQLiteStatement) throws(StoreError) -> Channel {
+        let id = row.text(0)
+        let typeName = row.text(1)
+        guard let type = ChannelType(rawValue: typeName) else {
+            throw StoreError("channel \(id) has unknown type \(typeName)")
+        }
+        return Channel(
+            id: id, type: type, name: row.text(2), members: [],
+            distinct: row.bool(3), isOneToOne: row.bool(4), pushFromBlockedUsers: row.bool(5),
+            createdAt: row.int64(6), createdBy: row.text(7)
+        )
+    }
+
+    // MARK: metadata JSON
+
+    static func encodeMetadata(_ metadata: [String: String]) throws(StoreError) -> String {
+        if metadata.isEmpty { return "{}" }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return String(decoding: try encoder.encode(metadata), as: UTF8.self)
+        } catch {
+            throw StoreError("cannot encode user metadata: \(error)")
+        }
+    }
+
+    static func decodeMetadata(_ json: String, userID: UserID) throws(StoreError) -> [String: String] {
+        if json == "{}" || json.isEmpty { return [:] }
+        do {
+            return try JSONDecoder().decode([String: String].self, from: Data(json.utf8))
+        } catch {
+            throw StoreError("user \(userID) has invalid metadata JSON: \(error)")
+        }
+    }
+}

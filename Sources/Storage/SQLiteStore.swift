@@ -1,0 +1,100 @@
+import ChatCore
+import Foundation
+
+/// The SQLite `Store`: `DIR/chat.sqlite` in WAL mode, one group-commit writer
+/// connection, and a small pool of reader connections.
+///
+/// Durability: a completion reporting success runs only after the COMMIT of
+/// the batch holding the write returned. With `synchronous = FULL` (the
+/// default) the WAL is fsynced at each commit, so the write survives a kill of
+/// the process and a power loss. With `.normal` it survives a kill of the
+/// process (the WAL is in the OS page cache), but an OS crash or power loss can
+/// lose the last commits.
+///
+/// One `SQLiteStore` per database: the writer keeps the channels' `seq`
+/// counters in memory.
+public final class SQLiteStore: Store {
+    /// `PRAGMA synchronous` of the writer connection.
+    public enum Synchronous: String, Sendable {
+        /// WAL synced at every commit: survives process kill and power loss.
+        case full = "FULL"
+        /// WAL synced at checkpoints only: survives process kill, not power loss.
+        case normal = "NORMAL"
+    }
+
+    public let databasePath: String
+    private let writer: GroupCommitWriter
+    private let readers: ReaderPool
+
+    /// Opens (creating if needed) `directory/chat.sqlite` with the default
+    /// durability (`.full`).
+    public convenience init(directory: String) throws(StoreError) {
+        try self.init(directory: directory, synchronous: .full)
+    }
+
+    /// - Parameters:
+    ///   - synchronous: the writer's `PRAGMA synchronous`.
+    ///   - readerCount: reader connections (each with its own queue).
+    public convenience init(directory: String, synchronous: Synchronous, readerCount: Int = 2) throws(StoreError) {
+        try self.init(directory: directory, synchronous: synchronous, readerCount: readerCount, beforeCommit: nil)
+    }
+
+    /// `beforeCommit` runs in each batch's transaction just before COMMIT;
+    /// throwing fails the batch (fault injection for tests).
+    init(directory: String, synchronous: Synchronous, readerCount: Int,
+         beforeCommit: GroupCommitWriter.CommitHook?) throws(StoreError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError("cannot create directory \(directory): \(error.localizedDescription)")
+        }
+        let path = (directory as NSString).appendingPathComponent("chat.sqlite")
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA busy_timeout = 5000")
+        let env = ProcessInfo.processInfo.environment
+        if let v = env["XPAGE"] { try connection.execute("PRAGMA page_size = \(v)") }
+        if let v = env["XCACHE"] { try connection.execute("PRAGMA cache_size = \(v)") }
+        if let v = env["XCKPT"] { try connection.execute("PRAGMA wal_autocheckpoint = \(v)") }
+        let journalMode = try connection.textPragma("journal_mode = WAL")
+        guard journalMode.lowercased() == "wal" else {
+            throw StoreError("cannot switch \(path) to WAL (journal_mode is \(journalMode))")
+        }
+        try connection.execute("""
+            PRAGMA synchronous = \(synchronous.rawValue);
+            PRAGMA foreign_keys = ON;
+            PRAGMA journal_size_limit = 67108864;
+            """)
+        try Migrations.apply(on: connection)
+        self.databasePath = path
+        self.readers = try ReaderPool(path: path, count: readerCount, label: "chat.store.reader")
+        self.writer = GroupCommitWriter(connection: connection, label: "chat.store.writer", beforeCommit: beforeCommit)
+    }
+
+    public func loadSnapshot() throws(StoreError) -> StoreSnapshot {
+        try readers.sync { connection throws(StoreError) in try ReadQueries.snapshot(on: connection) }
+    }
+
+    public func enqueue(_ write: StoreWrite,
+                        completion: @escaping @Sendable (Result<StoreWriteResult, StoreError>) -> Void) {
+        writer.enqueue(write, completion: completion)
+    }
+
+    public func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int,
+                        completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void) {
+        readers.async({ connection throws(StoreError) in
+            try ReadQueries.history(on: connection, channelID: channelID, viewer: viewer,
+                                    beforeSeq: beforeSeq, afterSeq: afterSeq, limit: limit)
+        }, completion: completion)
+    }
+
+    public func message(sender: UserID, clientMessageID: String,
+                        completion: @escaping @Sendable (Result<Message?, StoreError>) -> Void) {
+        readers.async({ connection throws(StoreError) in
+            try ReadQueries.message(on: connection, sender: sender, clientMessageID: clientMessageID)
+        }, completion: completion)
+    }
+
+    public func flush() {
+        writer.flush()
+    }
+}

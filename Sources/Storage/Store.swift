@@ -1,0 +1,65 @@
+import ChatCore
+
+public struct StoreError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// One change to persist. Writes are applied in the order they were enqueued.
+public enum StoreWrite: Sendable {
+    case upsertUser(User)
+    case createChannel(Channel)
+    case setUserDeactivated(UserID, Bool)
+    /// Replaces the channel row (name, options, one-to-one flag) and its member list.
+    case updateChannel(Channel)
+    /// Stores a message; the store assigns `seq` (channel's last + 1) inside the transaction.
+    case insertMessage(Message)
+    case setBlock(blocker: UserID, blocked: UserID, isBlocked: Bool, at: Milliseconds)
+}
+
+/// What a committed write produced.
+public enum StoreWriteResult: Sendable, Equatable {
+    case done
+    /// The message as stored, with its `seq`.
+    case message(Message)
+}
+
+/// Everything the gateway keeps in memory, loaded once at start.
+public struct StoreSnapshot: Sendable {
+    public var users: [User] = []
+    public var channels: [Channel] = []
+    /// The last message of each channel that has one.
+    public var lastMessages: [Message] = []
+    /// For 1-to-1 channels: the last message each member can see, where it differs
+    /// from the channel's last message (a hidden message is the newest).
+    public var lastVisibleMessages: [(viewer: UserID, message: Message)] = []
+    public var blocks: [(blocker: UserID, blocked: UserID)] = []
+
+    public init() {}
+}
+
+/// Persistence behind the gateway (DESIGN.md `Storage`). Writes are group
+/// committed: `enqueue` returns at once and `completion` runs after the
+/// transaction holding the write has committed (or failed). Reads run on their
+/// own connection and never wait for the writer.
+public protocol Store: Sendable {
+    /// Loads the whole in-memory state at start-up.
+    func loadSnapshot() throws(StoreError) -> StoreSnapshot
+
+    /// Queues a write for the next group commit. Completions run in enqueue order,
+    /// on the store's writer thread.
+    func enqueue(_ write: StoreWrite, completion: @escaping @Sendable (Result<StoreWriteResult, StoreError>) -> Void)
+
+    /// Messages of a channel in ascending `seq`: the newest `limit` before `beforeSeq`
+    /// (or the newest overall), or the first `limit` after `afterSeq`. Messages hidden
+    /// from `viewer` are left out. Runs on a reader queue; `completion` runs there.
+    func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int,
+                 completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void)
+
+    /// The message `sender` stored with `clientMessageID`, if any (idempotent retries).
+    func message(sender: UserID, clientMessageID: String,
+                 completion: @escaping @Sendable (Result<Message?, StoreError>) -> Void)
+
+    /// Waits until every enqueued write has committed; for shutdown and tests.
+    func flush()
+}

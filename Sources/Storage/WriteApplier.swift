@@ -1,0 +1,192 @@
+import ChatCore
+
+/// Applies `StoreWrite`s on the writer connection inside the current
+/// transaction, and owns the per-channel `seq` counters.
+///
+/// Counters live in memory, loaded lazily from `channels.last_seq` the first
+/// time a channel gets a message. Every channel touched by a batch is
+/// remembered; if the batch rolls back its counters are dropped, so they are
+/// reloaded from the committed row and a failed batch never leaves a gap.
+/// `channels.last_seq` is written once per channel per batch, just before COMMIT.
+final class WriteApplier {
+    let connection: SQLiteConnection
+    private var lastSeq: [ChannelID: Int64] = [:]
+    /// Channels whose counter was loaded or advanced in the open batch: the
+    /// counters to forget if it rolls back.
+    private var touched: Set<ChannelID> = []
+    /// Channels whose counter advanced in the open batch (their row needs `last_seq`).
+    private var advanced: Set<ChannelID> = []
+
+    init(connection: SQLiteConnection) {
+        self.connection = connection
+    }
+
+    // MARK: batch bookkeeping
+
+    /// Writes the advanced counters into `channels.last_seq` (inside the transaction).
+    func storeAdvancedCounters() throws(StoreError) {
+        guard !advanced.isEmpty else { return }
+        let update = try connection.statement("UPDATE channels SET last_seq = ?1 WHERE id = ?2")
+        for channelID in advanced {
+            guard let seq = lastSeq[channelID] else { continue }
+            try update.bind(seq, at: 1)
+            try update.bind(channelID, at: 2)
+            try update.run()
+        }
+    }
+
+    /// The batch committed: its counters are now the durable values.
+    func batchCommitted() {
+        touched.removeAll(keepingCapacity: true)
+        advanced.removeAll(keepingCapacity: true)
+    }
+
+    /// The batch rolled back: forget every counter it touched (reloaded on next use).
+    func batchRolledBack() {
+        for channelID in touched { lastSeq.removeValue(forKey: channelID) }
+        touched.removeAll(keepingCapacity: true)
+        advanced.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: writes
+
+    func apply(_ write: StoreWrite) throws(StoreError) -> StoreWriteResult {
+        switch write {
+        case .insertMessage(let message):
+            return .message(try insert(message))
+        case .upsertUser(let user):
+            try upsert(user)
+        case .createChannel(let channel):
+            try create(channel)
+        case .updateChannel(let channel):
+            try update(channel)
+        case .setUserDeactivated(let userID, let deactivated):
+            let statement = try connection.statement("UPDATE users SET deactivated = ?1 WHERE id = ?2")
+            try statement.bind(deactivated, at: 1)
+            try statement.bind(userID, at: 2)
+            try statement.run()
+            if connection.changes == 0 { throw StoreError("setUserDeactivated: unknown user \(userID)") }
+        case .setBlock(let blocker, let blocked, let isBlocked, let at):
+            if isBlocked {
+                let statement = try connection.statement(
+                    "INSERT INTO blocks (blocker, blocked, created_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
+                try statement.bind(blocker, at: 1)
+                try statement.bind(blocked, at: 2)
+                try statement.bind(at, at: 3)
+                try statement.run()
+            } else {
+                let statement = try connection.statement("DELETE FROM blocks WHERE blocker = ?1 AND blocked = ?2")
+                try statement.bind(blocker, at: 1)
+                try statement.bind(blocked, at: 2)
+                try statement.run()
+            }
+        }
+        return .done
+    }
+
+    /// Stores `message` with the channel's next `seq`, or returns the message the
+    /// sender already stored with the same `clientMessageID`.
+    private func insert(_ message: Message) throws(StoreError) -> Message {
+        if let clientMessageID = message.clientMessageID,
+           let existing = try ReadQueries.message(on: connection, sender: message.senderID, clientMessageID: clientMessageID) {
+            return existing
+        }
+        var stored = message
+        stored.seq = try currentSeq(of: message.channelID) + 1
+        let statement = try connection.statement("""
+            INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            """)
+        try statement.bind(stored.id, at: 1)
+        try statement.bind(stored.channelID, at: 2)
+        try statement.bind(stored.seq, at: 3)
+        try statement.bind(stored.senderID, at: 4)
+        try statement.bind(stored.text, at: 5)
+        try statement.bind(stored.dataJSON, at: 6)
+        try statement.bind(stored.clientMessageID, at: 7)
+        try statement.bind(stored.createdAt, at: 8)
+        try statement.bind(stored.hiddenFrom, at: 9)
+        try statement.run()
+        // Only a stored row advances the counter: a failed insert leaves no gap.
+        lastSeq[stored.channelID] = stored.seq
+        advanced.insert(stored.channelID)
+        touched.insert(stored.channelID)
+        return stored
+    }
+
+    private func currentSeq(of channelID: ChannelID) throws(StoreError) -> Int64 {
+        if let seq = lastSeq[channelID] { return seq }
+        let statement = try connection.statement("SELECT last_seq FROM channels WHERE id = ?1")
+        try statement.bind(channelID, at: 1)
+        let seq: Int64? = try statement.withReset { row throws(StoreError) in try row.step() ? row.int64(0) : nil }
+        guard let seq else { throw StoreError("insertMessage: unknown channel \(channelID)") }
+        lastSeq[channelID] = seq
+        touched.insert(channelID)
+        return seq
+    }
+
+    /// Inserts or replaces every field of the user (the gateway's copy is authoritative).
+    private func upsert(_ user: User) throws(StoreError) {
+        let statement = try connection.statement("""
+            INSERT INTO users (id, name, image, metadata, created_at, last_seen_at, deactivated)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT (id) DO UPDATE SET name = excluded.name, image = excluded.image, metadata = excluded.metadata,
+                created_at = excluded.created_at, last_seen_at = excluded.last_seen_at, deactivated = excluded.deactivated
+            """)
+        try statement.bind(user.id, at: 1)
+        try statement.bind(user.name, at: 2)
+        try statement.bind(user.image, at: 3)
+        try statement.bind(try RowMapping.encodeMetadata(user.metadata), at: 4)
+        try statement.bind(user.createdAt, at: 5)
+        try statement.bind(user.lastSeenAt, at: 6)
+        try statement.bind(user.deactivated, at: 7)
+        try statement.run()
+    }
+
+    private func create(_ channel: Channel) throws(StoreError) {
+        let statement = try connection.statement("""
+            INSERT INTO channels (id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by, last_seq)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)
+            """)
+        try bindChannelRow(channel, to: statement)
+        try statement.run()
+        try insertMembers(of: channel)
+    }
+
+    private func update(_ channel: Channel) throws(StoreError) {
+        let statement = try connection.statement("""
+            UPDATE channels SET type = ?2, name = ?3, distinct_flag = ?4, is_one_to_one = ?5, push_from_blocked = ?6,
+                created_at = ?7, created_by = ?8
+            WHERE id = ?1
+            """)
+        try bindChannelRow(channel, to: statement)
+        try statement.run()
+        if connection.changes == 0 { throw StoreError("updateChannel: unknown channel \(channel.id)") }
+        let delete = try connection.statement("DELETE FROM channel_members WHERE channel_id = ?1")
+        try delete.bind(channel.id, at: 1)
+        try delete.run()
+        try insertMembers(of: channel)
+    }
+
+    private func bindChannelRow(_ channel: Channel, to statement: SQLiteStatement) throws(StoreError) {
+        try statement.bind(channel.id, at: 1)
+        try statement.bind(channel.type.rawValue, at: 2)
+        try statement.bind(channel.name, at: 3)
+        try statement.bind(channel.distinct, at: 4)
+        try statement.bind(channel.isOneToOne, at: 5)
+        try statement.bind(channel.pushFromBlockedUsers, at: 6)
+        try statement.bind(channel.createdAt, at: 7)
+        try statement.bind(channel.createdBy, at: 8)
+    }
+
+    private func insertMembers(of channel: Channel) throws(StoreError) {
+        let insert = try connection.statement(
+            "INSERT INTO channel_members (channel_id, user_id, position) VALUES (?1, ?2, ?3)")
+        for (position, userID) in channel.members.enumerated() {
+            try insert.bind(channel.id, at: 1)
+            try insert.bind(userID, at: 2)
+            try insert.bind(position, at: 3)
+            try insert.run()
+        }
+    }
+}

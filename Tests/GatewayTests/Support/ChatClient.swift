@@ -1,0 +1,95 @@
+import Foundation
+import WebSocket
+
+/// A chat client over `TestClient`: numbered requests, replies matched by id,
+/// events kept in arrival order. Every wait is bounded by the socket timeout.
+final class ChatClient {
+    let connection: TestClient
+    private var nextID = 1
+    private(set) var events: [[String: Any]] = []
+
+    init(port: Int, tls: Bool, path: String, timeoutSeconds: Int = 5) throws {
+        connection = try TestClient(port: port, tls: tls, timeoutSeconds: timeoutSeconds)
+        let response = try connection.upgrade(path: path)
+        guard response.status == 101 else {
+            throw TestClientError("upgrade failed: \(response.status) \(response.body)")
+        }
+    }
+
+    /// Sends `{"id":N,"type":type,…fields}` and returns the reply (ok or error).
+    @discardableResult
+    func request(_ type: String, _ fields: [String: Any] = [:]) throws -> [String: Any] {
+        let id = nextID
+        nextID += 1
+        var object = fields
+        object["id"] = id
+        object["type"] = type
+        let data = try JSONSerialization.data(withJSONObject: object)
+        try connection.sendText(String(decoding: data, as: UTF8.self))
+        return try reply(to: id)
+    }
+
+    /// Sends raw text and returns the next reply, whatever its id.
+    func sendRaw(_ text: String) throws -> [String: Any] {
+        try connection.sendText(text)
+        while true {
+            let frame = try nextFrame()
+            if frame["type"] as? String == "event" { events.append(frame); continue }
+            return frame
+        }
+    }
+
+    func reply(to id: Int) throws -> [String: Any] {
+        while true {
+            let frame = try nextFrame()
+            if frame["type"] as? String == "event" {
+                events.append(frame)
+                continue
+            }
+            if frame["id"] as? Int == id { return frame }
+        }
+    }
+
+    /// The `result` of an ok reply, or a thrown error naming the code.
+    func ok(_ type: String, _ fields: [String: Any] = [:]) throws -> [String: Any] {
+        let reply = try request(type, fields)
+        guard reply["type"] as? String == "ok", let result = reply["result"] as? [String: Any] else {
+            throw TestClientError("\(type) failed: \(reply)")
+        }
+        return result
+    }
+
+    /// The error code of a reply that must fail.
+    func errorCode(_ type: String, _ fields: [String: Any] = [:]) throws -> String? {
+        let reply = try request(type, fields)
+        return (reply["error"] as? [String: Any])?["code"] as? String
+    }
+
+    /// The next event named `name` (events that arrived earlier are searched first).
+    func nextEvent(_ name: String) throws -> [String: Any] {
+        if let index = events.firstIndex(where: { $0["event"] as? String == name }) {
+            return events.remove(at: index)
+        }
+        while true {
+            let frame = try nextFrame()
+            if frame["type"] as? String == "event" {
+                if frame["event"] as? String == name { return frame }
+                events.append(frame)
+            }
+        }
+    }
+
+    /// Fails (throws) unless no event named `name` arrives before a round trip completes.
+    func expectNoEvent(_ name: String) throws -> Bool {
+        _ = try request("me")
+        return !events.contains { $0["event"] as? String == name }
+    }
+
+    private func nextFrame() throws -> [String: Any] {
+        let text = try connection.nextText()
+        guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw TestClientError("not a JSON object: \(text)")
+        }
+        return object
+    }
+}

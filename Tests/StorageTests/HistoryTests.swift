@@ -1,0 +1,51 @@
+import ChatCore
+import Testing
+@testable import Storage
+
+@Suite struct HistoryTests {
+    /// c1 holds seq 1...10; seq 3 and 7 are hidden from bob.
+    private func seededHistory(_ directory: borrowing TemporaryDirectory) throws -> SQLiteStore {
+        let store = try Fixture.seeded(directory)
+        for index in 1...10 {
+            let hidden: UserID? = index == 3 || index == 7 ? "bob" : nil
+            _ = try #require(store.store(Fixture.message("m\(index)", in: "c1", from: "alice", hiddenFrom: hidden)))
+        }
+        return store
+    }
+
+    @Test func pagesBeforeAfterAndNewest() throws {
+        let directory = TemporaryDirectory()
+        let store = try seededHistory(directory)
+        #expect(store.seqs("c1", limit: 3) == [8, 9, 10])
+        #expect(store.seqs("c1", before: 5, limit: 3) == [2, 3, 4])
+        #expect(store.seqs("c1", before: 3, limit: 10) == [1, 2])
+        #expect(store.seqs("c1", after: 5, limit: 3) == [6, 7, 8])
+        #expect(store.seqs("c1", after: 8, limit: 10) == [9, 10])
+        #expect(store.seqs("c1", after: 10, limit: 10) == [])
+        #expect(store.seqs("c1", after: 0, limit: 100) == Array(1...10))
+        #expect(store.seqs("c1", before: 9, after: 2, limit: 3) == [3, 4, 5])
+        #expect(store.seqs("c1", limit: 0) == [])
+        #expect(store.seqs("other", limit: 10) == [])
+        let page = try store.history("c1", limit: 1).get()
+        #expect(page.first?.id == "m10" && page.first?.text == "text of m10")
+    }
+
+    @Test func hiddenMessagesAreLeftOutForTheirViewerOnly() throws {
+        let directory = TemporaryDirectory()
+        let store = try seededHistory(directory)
+        #expect(store.seqs("c1", viewer: "bob", limit: 100) == [1, 2, 4, 5, 6, 8, 9, 10])
+        #expect(store.seqs("c1", viewer: "bob", before: 5, limit: 3) == [1, 2, 4])
+        #expect(store.seqs("c1", viewer: "bob", after: 5, limit: 3) == [6, 8, 9])
+        #expect(store.seqs("c1", viewer: "alice", before: 5, limit: 3) == [2, 3, 4])
+        #expect(store.seqs("c1", viewer: "carol", after: 5, limit: 3) == [6, 7, 8])
+    }
+
+    @Test func readsSeeEveryAcknowledgedWrite() throws {
+        let directory = TemporaryDirectory()
+        let store = try Fixture.seeded(directory)
+        for index in 1...50 {
+            let stored = try #require(store.store(Fixture.message("m\(index)", in: "c1", from: "bob")))
+            #expect(store.seqs("c1", limit: 1) == [stored.seq])
+        }
+    }
+}
