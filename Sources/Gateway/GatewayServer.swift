@@ -1,5 +1,6 @@
 import ChatCore
 import Dispatch
+import Foundation
 import EventLoop
 import Logging
 import Storage
@@ -41,7 +42,13 @@ public final class GatewayServer: @unchecked Sendable {
         let server = try GatewayServer(settings: settings, logger: logger)
         let tokens = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
         let store = try SQLiteStore(directory: chat.dataDirectory)
-        let service = try ChatService(store: store, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
+        let push: any PushSink
+        switch chat.push {
+        case .none: push = NoPushSink()
+        case .file(let path): push = try JSONLinesPushSink(path: path)
+        case .webhook(let url): push = WebhookPushSink(url: url, logger: logger)
+        }
+        let service = try ChatService(store: store, push: push, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
                                       settings: chat.service, loops: server.group.loops, logger: logger)
         server.store = store
         server.router = HTTPRouter(echoEnabled: settings.echoEnabled, chat: service,
@@ -124,6 +131,13 @@ struct ChatSettings: Sendable {
     var adminAPIKey = GatewayConfiguration.Admin.developmentKey
     var dataDirectory = "./data"
     var service = ChatService.Settings()
+    var push = PushTarget.none
+
+    enum PushTarget: Sendable {
+        case none
+        case file(String)
+        case webhook(URL)
+    }
 }
 
 extension ChatSettings {
@@ -132,10 +146,18 @@ extension ChatSettings {
         adminAPIKey = configuration.admin.apiKey
         dataDirectory = configuration.storage.dataDirectory
         service = ChatService.Settings(
+            blockingMode: configuration.blocking.mode == .strict ? .strict : .standard,
+            revealBlockedBy: configuration.blocking.revealBlockedBy,
+            excludeFromInvitations: configuration.blocking.excludeFromInvitations,
             maxTextLength: configuration.limits.maxTextLength,
             maxQueuedOutputBytes: configuration.limits.maxQueuedOutputBytes,
             maxConnectionsPerUser: configuration.limits.maxConnectionsPerUser,
             allowedOrigins: configuration.server.allowedOrigins)
+        switch configuration.push.sink {
+        case .none: push = .none
+        case .file: push = configuration.push.file.map(PushTarget.file) ?? .none
+        case .webhook: push = configuration.push.webhookUrl.flatMap(URL.init(string:)).map(PushTarget.webhook) ?? .none
+        }
     }
 }
 

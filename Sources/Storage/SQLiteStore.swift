@@ -51,10 +51,6 @@ public final class SQLiteStore: Store {
         let path = (directory as NSString).appendingPathComponent("chat.sqlite")
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA busy_timeout = 5000")
-        let env = ProcessInfo.processInfo.environment
-        if let v = env["XPAGE"] { try connection.execute("PRAGMA page_size = \(v)") }
-        if let v = env["XCACHE"] { try connection.execute("PRAGMA cache_size = \(v)") }
-        if let v = env["XCKPT"] { try connection.execute("PRAGMA wal_autocheckpoint = \(v)") }
         let journalMode = try connection.textPragma("journal_mode = WAL")
         guard journalMode.lowercased() == "wal" else {
             throw StoreError("cannot switch \(path) to WAL (journal_mode is \(journalMode))")
@@ -62,6 +58,8 @@ public final class SQLiteStore: Store {
         try connection.execute("""
             PRAGMA synchronous = \(synchronous.rawValue);
             PRAGMA foreign_keys = ON;
+            PRAGMA cache_size = -32768;
+            PRAGMA wal_autocheckpoint = 8192;
             PRAGMA journal_size_limit = 67108864;
             """)
         try Migrations.apply(on: connection)

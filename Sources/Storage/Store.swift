@@ -30,8 +30,10 @@ public struct StoreSnapshot: Sendable {
     public var channels: [Channel] = []
     /// The last message of each channel that has one.
     public var lastMessages: [Message] = []
-    /// For 1-to-1 channels: the last message each member can see, where it differs
-    /// from the channel's last message (a hidden message is the newest).
+    /// For channels whose newest message is hidden from a member (in practice
+    /// 1-to-1 channels): that member's newest visible message. A member listed
+    /// nowhere here sees the channel's last message; a member from whom the last
+    /// message is hidden and who has no entry here sees no message at all.
     public var lastVisibleMessages: [(viewer: UserID, message: Message)] = []
     public var blocks: [(blocker: UserID, blocked: UserID)] = []
 

@@ -86,16 +86,16 @@ final class WriteApplier {
 
     /// Stores `message` with the channel's next `seq`, or returns the message the
     /// sender already stored with the same `clientMessageID`.
+    ///
+    /// The insert itself detects the duplicate (`ON CONFLICT DO NOTHING`, then a
+    /// lookup only when no row was inserted), so the common case costs no extra
+    /// index search.
     private func insert(_ message: Message) throws(StoreError) -> Message {
-        if let clientMessageID = message.clientMessageID,
-           let existing = try ReadQueries.message(on: connection, sender: message.senderID, clientMessageID: clientMessageID) {
-            return existing
-        }
         var stored = message
         stored.seq = try currentSeq(of: message.channelID) + 1
         let statement = try connection.statement("""
             INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING
             """)
         try statement.bind(stored.id, at: 1)
         try statement.bind(stored.channelID, at: 2)
@@ -107,6 +107,14 @@ final class WriteApplier {
         try statement.bind(stored.createdAt, at: 8)
         try statement.bind(stored.hiddenFrom, at: 9)
         try statement.run()
+        guard connection.changes == 1 else {
+            // Nothing inserted: an idempotent retry, or a conflicting message id / seq.
+            if let clientMessageID = message.clientMessageID,
+               let existing = try ReadQueries.message(on: connection, sender: message.senderID, clientMessageID: clientMessageID) {
+                return existing
+            }
+            throw StoreError("insertMessage: message \(message.id) conflicts with a stored message (id or seq \(stored.seq) in \(message.channelID))")
+        }
         // Only a stored row advances the counter: a failed insert leaves no gap.
         lastSeq[stored.channelID] = stored.seq
         advanced.insert(stored.channelID)

@@ -8,6 +8,7 @@ struct AdminAPI: Sendable {
     let apiKey: String
 
     func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        let query = request
         guard request.header("Authorization") == "Bearer \(apiKey)" else {
             respond(.error(status: 401, code: ErrorCode.notLoggedIn.rawValue, message: "admin API key required"))
             return
@@ -25,7 +26,7 @@ struct AdminAPI: Sendable {
         }
         service.queue.async {
             do throws(ChatError) {
-                try dispatch(request.method, route, body, respond: respond)
+                try dispatch(request.method, route, body, query: query, respond: respond)
             } catch {
                 respond(Self.errorResponse(error))
             }
@@ -49,10 +50,16 @@ struct AdminAPI: Sendable {
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: w.bytes)
     }
 
-    private func dispatch(_ method: String, _ route: [String], _ body: JSONObject,
+    private func dispatch(_ method: String, _ route: [String], _ body: JSONObject, query: HTTPRequest,
                           respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
         let fields = JSONFields(object: body)
         switch (method, route.count, route.first) {
+        case ("POST", 3, "users") where route[2] == "blocks":
+            try setBlocks(route[1], targets: fields.stringArray("userIds") ?? [], isBlocked: true, respond: respond)
+        case ("DELETE", 4, "users") where route[2] == "blocks":
+            try setBlocks(route[1], targets: [route[3]], isBlocked: false, respond: respond)
+        case ("GET", 3, "users") where route[2] == "blocks":
+            try listBlocks(route[1], query: query, respond: respond)
         case ("POST", 1, "users"):
             try createUser(fields, respond: respond)
         case ("POST", 3, "users") where route[2] == "deactivate":
@@ -102,7 +109,7 @@ struct AdminAPI: Sendable {
         let ttl = try f.int("ttlSeconds") ?? 3600
         guard ttl > 0 else { throw ChatError(.badRequest, "ttlSeconds must be positive") }
         let tokens = service.tokens
-        Task {
+        Task(executorPreference: DispatchTaskExecutor.shared) {
             do {
                 let issued = try await tokens.issue(userID: userID, ttlSeconds: ttl)
                 respond(Self.ok { w in
@@ -155,5 +162,38 @@ struct AdminAPI: Sendable {
                 respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
             }
         }
+    }
+}
+
+extension AdminAPI {
+    /// `POST /v1/admin/users/{id}/blocks {"userIds"}`, `DELETE /v1/admin/users/{id}/blocks/{target}`.
+    func setBlocks(_ user: UserID, targets: [UserID], isBlocked: Bool,
+                   respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
+        _ = try service.directory.user(user)
+        guard !targets.isEmpty else { throw ChatError(.badRequest, "userIds must list 1 to 100 users") }
+        guard targets.count <= 100 else { throw ChatError(.tooManyIDs, "userIds holds more than 100 ids") }
+        service.setBlocks(id: .null, session: nil, blocker: user, targets: targets, isBlocked: isBlocked) { results in
+            if results.isEmpty {
+                respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
+            } else {
+                respond(Self.ok { ChatService.writeResults(results, to: &$0) })
+            }
+        }
+    }
+
+    /// `GET /v1/admin/users/{id}/blocks?direction=&limit=&cursor=` (every direction is open to the backend).
+    func listBlocks(_ user: UserID, query: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
+        _ = try service.directory.user(user)
+        guard let direction = BlockDirection(rawValue: query.queryValue("direction") ?? "byMe") else {
+            throw ChatError(.badRequest, "direction must be byMe, me or both")
+        }
+        var limit = 20
+        if let text = query.queryValue("limit") {
+            guard let value = Int(text), (1...100).contains(value) else { throw ChatError(.invalidLimit, "limit must be 1 to 100") }
+            limit = value
+        }
+        let page = try service.blockedUsers(of: user, direction: direction, limit: limit, search: query.queryValue("search"),
+                                            userIDs: nil, cursor: query.queryValue("cursor"), revealed: true)
+        respond(Self.ok { ChatService.writeUserPage(page.users, next: page.next, to: &$0) })
     }
 }

@@ -29,7 +29,8 @@ extension ChatService {
         switch type {
         case .group:
             let created = try directory.createGroup(
-                id: ids.make(prefix: "c_", at: now), creator: user, members: [user] + invitees, name: name ?? "",
+                id: ids.make(prefix: "c_", at: now), creator: user, members: [user] + admissibleInvitees(invitees, inviter: user),
+                name: name ?? "",
                 distinct: distinct, pushFromBlockedUsers: push ?? false, now: now)
             guard created.created else {
                 let existing = created.channel
@@ -69,7 +70,8 @@ extension ChatService {
     }
 
     func channelInvite(id: JSONValue, session: ChatSession, channelID: ChannelID, invitees: [UserID]) throws(ChatError) {
-        let result = try directory.invite(channelID, by: session.userID, users: invitees)
+        for invitee in invitees { _ = try directory.user(invitee) }
+        let result = try directory.invite(channelID, by: session.userID, users: admissibleInvitees(invitees, inviter: session.userID))
         guard !result.added.isEmpty else {
             let channel = result.channel
             reply(session, id: id) { writeChannel(channel, for: session.userID, to: &$0) }

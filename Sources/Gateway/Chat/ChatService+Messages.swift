@@ -5,13 +5,13 @@ extension ChatService {
     func messageSend(id: JSONValue, session: ChatSession, channelID: ChannelID, text: String, dataJSON: String?,
                      clientMessageID: String?) throws(ChatError) {
         let sender = session.userID
-        _ = try directory.memberChannel(channelID, of: sender)
+        let channel = try directory.memberChannel(channelID, of: sender)
         if text.count > settings.maxTextLength {
             throw ChatError(.messageTooLong, "text is longer than \(settings.maxTextLength) characters")
         }
         let box = UncheckedBox(session)
         guard let clientMessageID else {
-            commit(draft(channelID: channelID, sender: sender, text: text, dataJSON: dataJSON, clientMessageID: nil),
+            commit(draft(channel: channel, sender: sender, text: text, dataJSON: dataJSON, clientMessageID: nil),
                   session: box, id: id, key: nil)
             return
         }
@@ -31,7 +31,7 @@ extension ChatService {
                         settle(key, with: .success(stored))
                         reply(box.value, id: id) { WireEncoding.write(stored, to: &$0) }
                     case .success(nil):
-                        commit(draft(channelID: channelID, sender: sender, text: text, dataJSON: dataJSON,
+                        commit(draft(channel: channel, sender: sender, text: text, dataJSON: dataJSON,
                                     clientMessageID: clientMessageID), session: box, id: id, key: key)
                     case .failure:
                         settle(key, with: .failure(ChatError(.internalError, "storage failed; retry")))
@@ -42,10 +42,36 @@ extension ChatService {
         }
     }
 
-    private func draft(channelID: ChannelID, sender: UserID, text: String, dataJSON: String?, clientMessageID: String?) -> Message {
+    /// A new message; in a 1-to-1 channel it is stored hidden from a recipient who blocked the sender.
+    private func draft(channel: Channel, sender: UserID, text: String, dataJSON: String?, clientMessageID: String?) -> Message {
         let now = clock.now()
-        return Message(id: ids.make(prefix: "m_", at: now), channelID: channelID, senderID: sender, text: text,
-                       dataJSON: dataJSON, clientMessageID: clientMessageID, createdAt: now)
+        var hiddenFrom: UserID?
+        if channel.kind == .oneToOne, let other = channel.members.first(where: { $0 != sender }),
+           DeliveryPolicy.hiddenForever(kind: .oneToOne, mode: settings.blockingMode, relation: relation(sender: sender, recipient: other)) {
+            hiddenFrom = other
+        }
+        return Message(id: ids.make(prefix: "m_", at: now), channelID: channel.id, senderID: sender, text: text,
+                       dataJSON: dataJSON, clientMessageID: clientMessageID, createdAt: now, hiddenFrom: hiddenFrom)
+    }
+
+    func relation(sender: UserID, recipient: UserID) -> DeliveryPolicy.Relation {
+        DeliveryPolicy.Relation(recipientBlockedSender: directory.blocks.hasBlocked(recipient, sender),
+                                senderBlockedRecipient: directory.blocks.hasBlocked(sender, recipient))
+    }
+
+    /// Push events for members with no live connection, filtered by §5.
+    private func pushEvents(for message: Message, in channel: Channel) -> [PushEvent] {
+        guard channel.kind != .open else { return [] }
+        var events: [PushEvent] = []
+        for member in channel.members where member != message.senderID && member != message.hiddenFrom {
+            guard sessions[member]?.isEmpty ?? true else { continue }
+            let relation = relation(sender: message.senderID, recipient: member)
+            if DeliveryPolicy.pushes(kind: channel.kind, mode: settings.blockingMode, relation: relation,
+                                     pushFromBlockedUsers: channel.pushFromBlockedUsers) {
+                events.append(PushEvent(userID: member, message: message))
+            }
+        }
+        return events
     }
 
     /// Stores the message; on commit: reply `ok`, then fan `message.new` out once.
@@ -56,8 +82,13 @@ extension ChatService {
                 if let key { settle(key, with: .success(stored)) }
                 directory.record(stored)
                 reply(session.value, id: id) { WireEncoding.write(stored, to: &$0) }
-                let event = SharedEvent(payload: WireEncoding.event("message.new") { WireEncoding.write(stored, to: &$0) })
+                guard let channel = directory.channels[stored.channelID] else { return }
+                let origin = SharedEvent.Origin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map(number(for:)),
+                                                kind: channel.kind, mode: settings.blockingMode)
+                let event = SharedEvent(payload: WireEncoding.event("message.new") { WireEncoding.write(stored, to: &$0) },
+                                        origin: origin)
                 publish(event, to: stored.channelID, excluding: session.value)
+                push.emit(pushEvents(for: stored, in: channel))
             case .success(.done), .failure:
                 let error = ChatError(.internalError, "storage failed; retry")
                 if let key { settle(key, with: .failure(error)) }
@@ -81,9 +112,11 @@ extension ChatService {
 
     func messageHistory(id: JSONValue, session: ChatSession, channelID: ChannelID, before: Int64?, after: Int64?,
                         limit: Int) throws(ChatError) {
-        _ = try directory.memberChannel(channelID, of: session.userID)
+        let channel = try directory.memberChannel(channelID, of: session.userID)
         let box = UncheckedBox(session)
-        store.history(channelID: channelID, viewer: session.userID, beforeSeq: before, afterSeq: after, limit: limit) { [self] result in
+        let page = HistoryPage(channel: channel, viewer: session.userID, hideBlocked: session.hideBlocked,
+                               forward: after != nil, limit: limit)
+        fetch(page, from: after ?? before) { [self] result in
             switch result {
             case .success(let messages):
                 reply(box.value, id: id) { w in
@@ -98,5 +131,48 @@ extension ChatService {
                 reply(box.value, id: id, error: ChatError(.internalError, "storage failed; retry"))
             }
         }
+    }
+
+    /// One `message.history` read: which way it pages and what the viewer may see.
+    struct HistoryPage: Sendable {
+        var channel: Channel
+        var viewer: UserID
+        var hideBlocked: Bool
+        /// `afterSeq` pages forward (oldest first); `beforeSeq` or neither pages back.
+        var forward: Bool
+        var limit: Int
+        var collected: [Message] = []
+    }
+
+    /// Reads pages from the store until `limit` messages the viewer may see are
+    /// collected or the channel is exhausted (a block can filter a page short).
+    private func fetch(_ page: HistoryPage, from seq: Int64?,
+                       completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void) {
+        store.history(channelID: page.channel.id, viewer: page.viewer, beforeSeq: page.forward ? nil : seq,
+                      afterSeq: page.forward ? seq : nil, limit: page.limit) { [self] result in
+            queue.async { [self] in
+                guard case .success(let batch) = result else {
+                    completion(result)
+                    return
+                }
+                var page = page
+                let visible = batch.filter { shows($0, to: page) }
+                page.collected = page.forward ? page.collected + visible : visible + page.collected
+                let exhausted = batch.count < page.limit
+                if page.collected.count >= page.limit || exhausted {
+                    completion(.success(page.forward ? Array(page.collected.prefix(page.limit))
+                                                     : Array(page.collected.suffix(page.limit))))
+                } else {
+                    fetch(page, from: page.forward ? batch.last?.seq : batch.first?.seq, completion: completion)
+                }
+            }
+        }
+    }
+
+    private func shows(_ message: Message, to page: HistoryPage) -> Bool {
+        let relation = relation(sender: message.senderID, recipient: page.viewer)
+        guard relation != .none else { return true }
+        return DeliveryPolicy.showsInHistory(kind: page.channel.kind, mode: settings.blockingMode,
+                                             relation: relation, hideBlocked: page.hideBlocked)
     }
 }

@@ -31,7 +31,7 @@ extension ChatService {
         let device = request.queryValue("device")
         let hideBlocked = request.queryValue("hideBlocked") == "1"
         let box = UncheckedBox(loop)
-        Task { [self] in
+        Task(executorPreference: DispatchTaskExecutor.shared) { [self] in
             let verified = await tokens.verify(token)
             queue.async { [self] in
                 switch verified {
@@ -56,13 +56,19 @@ extension ChatService {
         user.lastSeenAt = clock.now()
         directory.upsert(user)
         persist(.upsertUser(user)) { _ in }
-        let session = ChatSession(userID: user.id, device: device, hideBlocked: hideBlocked, expiresAt: identity.expiresAt,
-                                  loop: loop, service: self)
+        let session = ChatSession(userID: user.id, userNumber: number(for: user.id), device: device, hideBlocked: hideBlocked,
+                                  expiresAt: identity.expiresAt, loop: loop, service: self)
         sessions[user.id, default: []].append(session)
         let channels = directory.channelIDs(of: user.id)
+        let blocked = Set(directory.blocks.blocked(by: user.id).map(number(for:)))
+        let blockedBy = Set(directory.blocks.blockers(of: user.id).map(number(for:)))
         if let shard = shard(for: loop) {
             let box = UncheckedBox(session)
-            loop.execute { shard.register(box.value, channels: channels) }
+            loop.execute {
+                box.value.blocked = blocked
+                box.value.blockedBy = blockedBy
+                shard.register(box.value, channels: channels)
+            }
         }
         return .accept(session)
     }

@@ -5,7 +5,8 @@ extension ChatService {
     func userView(_ user: User, for viewer: UserID) -> WireEncoding.UserView {
         WireEncoding.UserView(
             user: user, online: !(sessions[user.id]?.isEmpty ?? true),
-            blockedByMe: directory.blocks.hasBlocked(viewer, user.id), hasBlockedMe: nil)
+            blockedByMe: directory.blocks.hasBlocked(viewer, user.id),
+            hasBlockedMe: settings.revealBlockedBy ? directory.blocks.hasBlocked(user.id, viewer) : nil)
     }
 
     func me(id: JSONValue, session: ChatSession) throws(ChatError) {
@@ -35,15 +36,7 @@ extension ChatService {
         let page = directory.listUsers(ids: ids, metadataKey: key, metadataValues: values, limit: limit, afterID: after?[1])
         let views = page.users.map { userView($0, for: session.userID) }
         let next = page.next.map { cursors.seal(["users", $0]) }
-        reply(session, id: id) { w in
-            w.beginObject()
-            w.key("users")
-            w.beginArray()
-            for view in views { WireEncoding.write(view, to: &w) }
-            w.endArray()
-            w.key("next"); w.string(next)
-            w.endObject()
-        }
+        reply(session, id: id) { w in Self.writeUserPage(views, next: next, to: &w) }
     }
 
     func userUpdate(id: JSONValue, session: ChatSession, name: String?, image: String?, metadata: [String: String]?) {

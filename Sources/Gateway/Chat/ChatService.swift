@@ -9,6 +9,9 @@ import Storage
 /// through the hub shards of the event loops.
 final class ChatService: @unchecked Sendable {
     struct Settings: Sendable {
+        var blockingMode = DeliveryPolicy.Mode.standard
+        var revealBlockedBy = false
+        var excludeFromInvitations = false
         var maxTextLength = 5000
         var maxQueuedOutputBytes = 4 * 1024 * 1024
         var maxConnectionsPerUser = 30
@@ -18,6 +21,7 @@ final class ChatService: @unchecked Sendable {
     let queue = DispatchQueue(label: "chat-gateway.core")
     let clock: any ChatCore.Clock
     let store: any Store
+    let push: any PushSink
     let tokens: TokenAuthority
     let cursors: CursorSealer
     let settings: Settings
@@ -29,12 +33,14 @@ final class ChatService: @unchecked Sendable {
     var sessions: [UserID: [ChatSession]] = [:]
     let ids = IdentifierGenerator()
     private var shards: [Int: HubShard] = [:]
+    private var userNumbers: [UserID: UserNumber] = [:]
     /// (sender, clientMessageId) of messages stored or in flight, for idempotent retries.
     var clientMessages: [ClientMessageKey: ClientMessageState] = [:]
 
-    init(store: any Store, tokens: TokenAuthority, clock: any ChatCore.Clock, cursorSecret: String,
+    init(store: any Store, push: any PushSink, tokens: TokenAuthority, clock: any ChatCore.Clock, cursorSecret: String,
          settings: Settings, loops: [EventLoop], logger: Logger) throws(StoreError) {
         self.store = store
+        self.push = push
         self.tokens = tokens
         self.clock = clock
         self.settings = settings
@@ -44,6 +50,14 @@ final class ChatService: @unchecked Sendable {
         let snapshot = try store.loadSnapshot()
         directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
                        lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks)
+    }
+
+    /// The user's dense number, assigned on first sight.
+    func number(for user: UserID) -> UserNumber {
+        if let number = userNumbers[user] { return number }
+        let number = UserNumber(userNumbers.count + 1)
+        userNumbers[user] = number
+        return number
     }
 
     // MARK: hub
@@ -107,8 +121,12 @@ final class ChatService: @unchecked Sendable {
             try userList(id: id, session: session, ids: ids, key: key, values: values, limit: limit, cursor: cursor)
         case .userUpdate(let name, let image, let metadata):
             userUpdate(id: id, session: session, name: name, image: image, metadata: metadata)
-        case .userBlock, .userUnblock, .userBlockedList:
-            throw ChatError(.unknownType, "blocking is not available yet")
+        case .userBlock(let targets):
+            setBlocks(id: id, session: session, blocker: user, targets: targets, isBlocked: true)
+        case .userUnblock(let targets):
+            setBlocks(id: id, session: session, blocker: user, targets: targets, isBlocked: false)
+        case .userBlockedList(let direction, let limit, let search, let userIDs, let cursor):
+            try blockedList(id: id, session: session, direction: direction, limit: limit, search: search, userIDs: userIDs, cursor: cursor)
         case .channelCreate(let type, let userIDs, let name, let distinct, let push):
             try channelCreate(id: id, session: session, type: type, invitees: userIDs, name: name, distinct: distinct, push: push)
         case .channelGet(let channelID):

@@ -6,6 +6,7 @@ import WebSocket
 /// them to the service, and writes replies and events. Lives on its loop.
 final class ChatSession: WebSocketApplication {
     let userID: UserID
+    let userNumber: UserNumber
     let device: String?
     let hideBlocked: Bool
     let expiresAt: Milliseconds
@@ -14,10 +15,16 @@ final class ChatSession: WebSocketApplication {
     private(set) weak var socket: WebSocketChannel?
     /// Channels this session receives (kept by its hub shard).
     var channels: Set<ChannelID> = []
+    /// Users this user blocked, and users who blocked it: kept current by the hub
+    /// shard before any block request is answered.
+    var blocked: Set<UserNumber> = []
+    var blockedBy: Set<UserNumber> = []
     private var expiringSent = false
 
-    init(userID: UserID, device: String?, hideBlocked: Bool, expiresAt: Milliseconds, loop: EventLoop, service: ChatService) {
+    init(userID: UserID, userNumber: UserNumber, device: String?, hideBlocked: Bool, expiresAt: Milliseconds,
+         loop: EventLoop, service: ChatService) {
         self.userID = userID
+        self.userNumber = userNumber
         self.device = device
         self.hideBlocked = hideBlocked
         self.expiresAt = expiresAt

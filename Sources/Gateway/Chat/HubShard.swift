@@ -48,11 +48,34 @@ final class HubShard: @unchecked Sendable {
         if channelSessions[channel]?.isEmpty == true { channelSessions[channel] = nil }
     }
 
-    /// Queues one shared event to every session of the channel except `excluded`.
+    /// Queues one shared event to every session of the channel except `excluded`;
+    /// a `message.new` is checked against each session's blocked sets first.
     func deliver(_ event: SharedEvent, to channel: ChannelID, excluding excluded: ObjectIdentifier?) {
         guard let sessions = channelSessions[channel] else { return }
+        guard let origin = event.origin else {
+            for session in sessions where ObjectIdentifier(session) != excluded { session.deliver(event) }
+            return
+        }
         for session in sessions where ObjectIdentifier(session) != excluded {
+            if origin.hiddenFrom == session.userNumber { continue }
+            let relation = DeliveryPolicy.Relation(
+                recipientBlockedSender: session.blocked.contains(origin.sender),
+                senderBlockedRecipient: session.blockedBy.contains(origin.sender))
+            if relation != .none && !DeliveryPolicy.deliversLive(
+                kind: origin.kind, mode: origin.mode, relation: relation, hideBlocked: session.hideBlocked) {
+                continue
+            }
             session.deliver(event)
+        }
+    }
+
+    /// Applies a block change to the sessions of both users on this loop.
+    func setBlock(blocker: (id: UserID, number: UserNumber), blocked: (id: UserID, number: UserNumber), isBlocked: Bool) {
+        for session in userSessions[blocker.id] ?? [] {
+            if isBlocked { session.blocked.insert(blocked.number) } else { session.blocked.remove(blocked.number) }
+        }
+        for session in userSessions[blocked.id] ?? [] {
+            if isBlocked { session.blockedBy.insert(blocker.number) } else { session.blockedBy.remove(blocker.number) }
         }
     }
 
@@ -67,15 +90,29 @@ final class HubShard: @unchecked Sendable {
     func sessions(of user: UserID) -> [ChatSession] { userSessions[user] ?? [] }
 }
 
+/// Dense per-process numbers for user ids, so the fan-out checks blocked sets
+/// with integer lookups instead of hashing strings per recipient.
+typealias UserNumber = UInt32
+
 /// An event encoded and framed once, shared by every recipient.
 final class SharedEvent: @unchecked Sendable {
+    /// For `message.new`: what the per-recipient block check needs.
+    struct Origin {
+        var sender: UserNumber
+        var hiddenFrom: UserNumber?
+        var kind: DeliveryPolicy.ChannelKind
+        var mode: DeliveryPolicy.Mode
+    }
+
     /// The JSON text.
     let payload: [UInt8]
     /// The payload as one unmasked, uncompressed text frame.
     let frame: [UInt8]
+    let origin: Origin?
 
-    init(payload: [UInt8]) {
+    init(payload: [UInt8], origin: Origin? = nil) {
         self.payload = payload
+        self.origin = origin
         var frame: [UInt8] = []
         FrameWriter.appendFrame(opcode: .text, payload: payload, to: &frame)
         self.frame = frame

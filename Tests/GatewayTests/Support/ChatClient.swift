@@ -85,6 +85,16 @@ final class ChatClient {
         return !events.contains { $0["event"] as? String == name }
     }
 
+    /// Keeps an event read outside `nextFrame` (raw helpers).
+    func appendEvent(_ event: [String: Any]) { events.append(event) }
+
+    /// Removes and returns the buffered events named `name`.
+    func takeBufferedEvents(_ name: String) -> [[String: Any]] {
+        let taken = events.filter { $0["event"] as? String == name }
+        events.removeAll { $0["event"] as? String == name }
+        return taken
+    }
+
     private func nextFrame() throws -> [String: Any] {
         let text = try connection.nextText()
         guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {

@@ -81,6 +81,11 @@ final class TestClient {
 
     func write(_ text: String) throws { try write(Array(text.utf8)) }
 
+    /// Drops the TCP connection at once, without a close frame (a client that vanishes).
+    func dropConnection() {
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+
     /// Reads what is available; empty at EOF; throws on timeout.
     func readSome() throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 65536)

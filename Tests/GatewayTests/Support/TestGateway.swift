@@ -53,15 +53,18 @@ final class TestGateway {
     }
 
     /// A client token for `user`, signed with this gateway's secret and clock.
-    func token(for user: String, ttlSeconds: Int64 = 3600) async throws -> String {
+    func token(for user: String, ttlSeconds: Int64 = 3600, name: String? = nil) async throws -> String {
         let authority = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
-        return try await authority.issue(userID: user, ttlSeconds: ttlSeconds).token
+        return try await authority.issue(userID: user, ttlSeconds: ttlSeconds, name: name).token
     }
 
     /// A connected chat client for `user`.
+    /// The upgrade runs on its own thread: the gateway verifies tokens in a Task, which
+    /// needs a free thread of the (small) cooperative pool this test may be holding.
     func connect(_ user: String, query: String = "") async throws -> ChatClient {
         let token = try await token(for: user)
-        return try ChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)")
+        let (port, tls) = (self.port, self.tls)
+        return try await offThePool { try ChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)") }
     }
 
     init(tls: Bool = false, rsa: Bool = false, configure: (inout TransportSettings) -> Void = { _ in }) throws {

@@ -1,0 +1,138 @@
+import ChatCore
+import Storage
+
+extension ChatService {
+    /// Blocks or unblocks `targets` for `blocker` (PROTOCOL.md §4, §5). Every live
+    /// session of both users has the change queued on its loop before anything
+    /// later, and the reply goes out only after the change committed.
+    func setBlocks(id: JSONValue, session: ChatSession?, blocker: UserID, targets: [UserID], isBlocked: Bool,
+                   respond: (@Sendable ([UserID: String]) -> Void)? = nil) {
+        var results: [UserID: String] = [:]
+        var changed: [UserID] = []
+        for target in targets where results[target] == nil {
+            if target == blocker {
+                results[target] = ErrorCode.cannotBlockSelf.rawValue
+            } else if directory.users[target] == nil {
+                results[target] = ErrorCode.userNotFound.rawValue
+            } else {
+                results[target] = "success"
+                if directory.blocks.hasBlocked(blocker, target) != isBlocked { changed.append(target) }
+            }
+        }
+        let now = clock.now()
+        let blockerNumber = number(for: blocker)
+        for target in changed {
+            if isBlocked { directory.blocks.block(blocker, target) } else { directory.blocks.unblock(blocker, target) }
+            let targetNumber = number(for: target)
+            forEachShard { $0.setBlock(blocker: (blocker, blockerNumber), blocked: (target, targetNumber), isBlocked: isBlocked) }
+            logger.info(isBlocked ? "user.block" : "user.unblock", metadata: ["user": "\(blocker)", "target": "\(target)"])
+        }
+        let final = results
+        let changedTargets = changed
+        let box = session.map(UncheckedBox.init)
+        let finish: @Sendable (Bool) -> Void = { [self] committed in
+            if let respond {
+                respond(committed ? final : [:])
+            } else if let session = box?.value {
+                if committed {
+                    reply(session, id: id) { w in Self.writeResults(final, to: &w) }
+                } else {
+                    reply(session, id: id, error: ChatError(.internalError, "storage failed; retry"))
+                }
+            }
+            guard committed else { return }
+            for target in changedTargets {
+                let event = SharedEvent(payload: WireEncoding.event(isBlocked ? "user.blocked" : "user.unblocked") { w in
+                    w.beginObject()
+                    w.key("userId"); w.string(target)
+                    w.endObject()
+                })
+                publish(event, toUsers: [blocker], excluding: box?.value)
+            }
+        }
+        guard let last = changed.last else {
+            finish(true)
+            return
+        }
+        for target in changed {
+            persist(.setBlock(blocker: blocker, blocked: target, isBlocked: isBlocked, at: now)) { outcome in
+                if target == last {
+                    if case .success = outcome { finish(true) } else { finish(false) }
+                }
+            }
+        }
+    }
+
+    static func writeResults(_ results: [UserID: String], to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("results")
+        w.beginObject()
+        for key in results.keys.sorted() {
+            w.key(key)
+            w.string(results[key] ?? "")
+        }
+        w.endObject()
+        w.endObject()
+    }
+
+    /// `user.blocked.list`: users sorted by id, filtered, paged with a sealed cursor.
+    func blockedUsers(of user: UserID, direction: BlockDirection, limit: Int, search: String?, userIDs: [UserID]?,
+                      cursor: String?, revealed: Bool = false) throws(ChatError) -> (users: [WireEncoding.UserView], next: String?) {
+        if direction != .byMe && !(settings.revealBlockedBy || revealed) {
+            throw ChatError(.forbidden, "who blocked you is not revealed")
+        }
+        var after: UserID?
+        if let cursor {
+            let fields = try cursors.open(cursor, fieldCount: 3)
+            guard fields[0] == "blocked", fields[1] == direction.rawValue else {
+                throw ChatError(.invalidCursor, "cursor is for another list")
+            }
+            after = fields[2]
+        }
+        var ids: Set<UserID>
+        switch direction {
+        case .byMe: ids = directory.blocks.blocked(by: user)
+        case .me: ids = directory.blocks.blockers(of: user)
+        case .both: ids = directory.blocks.blocked(by: user).union(directory.blocks.blockers(of: user))
+        }
+        if let userIDs { ids.formIntersection(userIDs) }
+        let prefix = search?.lowercased()
+        var users = ids.compactMap { directory.users[$0] }.filter { candidate in
+            guard let prefix, !prefix.isEmpty else { return true }
+            return candidate.id.lowercased().hasPrefix(prefix) || candidate.name.lowercased().hasPrefix(prefix)
+        }
+        users.sort { $0.id < $1.id }
+        if let after { users = users.filter { $0.id > after } }
+        let page = Array(users.prefix(limit))
+        let next = users.count > limit ? page.last.map { cursors.seal(["blocked", direction.rawValue, $0.id]) } : nil
+        return (page.map { userView($0, for: user) }, next)
+    }
+
+    func blockedList(id: JSONValue, session: ChatSession, direction: BlockDirection, limit: Int, search: String?,
+                     userIDs: [UserID]?, cursor: String?) throws(ChatError) {
+        let page = try blockedUsers(of: session.userID, direction: direction, limit: limit, search: search,
+                                    userIDs: userIDs, cursor: cursor)
+        reply(session, id: id) { w in Self.writeUserPage(page.users, next: page.next, to: &w) }
+    }
+
+    static func writeUserPage(_ users: [WireEncoding.UserView], next: String?, to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("users")
+        w.beginArray()
+        for view in users { WireEncoding.write(view, to: &w) }
+        w.endArray()
+        w.key("next"); w.string(next)
+        w.endObject()
+    }
+
+    /// Invitees that land: never one who blocked the inviter (silently left out, §5);
+    /// nor, with `excludeFromInvitations` or in strict mode, one the inviter blocked.
+    func admissibleInvitees(_ invitees: [UserID], inviter: UserID) -> [UserID] {
+        invitees.filter { invitee in
+            if directory.blocks.hasBlocked(invitee, inviter) { return false }
+            if directory.blocks.hasBlocked(inviter, invitee)
+                && (settings.excludeFromInvitations || settings.blockingMode == .strict) { return false }
+            return true
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Appends each push event as one JSON line to a file, on its own queue.
+final class JSONLinesPushSink: PushSink, @unchecked Sendable {
+    private let queue = DispatchQueue(label: "chat-gateway.push.file")
+    private let fd: Int32
+
+    init(path: String) throws(PushSinkError) {
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw PushSinkError("cannot open push file \(path): errno \(errno)") }
+    }
+
+    deinit { close(fd) }
+
+    func emit(_ events: [PushEvent]) {
+        guard !events.isEmpty else { return }
+        queue.async { [fd] in
+            var lines: [UInt8] = []
+            for event in events {
+                lines += event.json
+                lines.append(0x0A)
+            }
+            var offset = 0
+            while offset < lines.count {
+                let n = lines[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+    }
+
+    func flush() {
+        queue.sync {}
+    }
+}
+
+struct PushSinkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

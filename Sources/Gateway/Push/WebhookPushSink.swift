@@ -1,0 +1,85 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+
+/// POSTs push events to a webhook as a JSON array, one request per batch.
+/// The queue is bounded: when the webhook is down and the queue is full the
+/// oldest events are dropped (and counted in the log), so fan-out never stalls.
+/// Failed posts are retried with exponential backoff (0.5 s doubling to 30 s).
+final class WebhookPushSink: PushSink, @unchecked Sendable {
+    private let url: URL
+    private let session: URLSession
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "chat-gateway.push.webhook")
+    private let capacity: Int
+    private var pending: [PushEvent] = []
+    private var inFlight = false
+    private var backoff: Double = 0
+    private var dropped = 0
+
+    init(url: URL, capacity: Int = 10_000, logger: Logger) {
+        self.url = url
+        self.capacity = capacity
+        self.logger = logger
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 10
+        session = URLSession(configuration: configuration)
+    }
+
+    func emit(_ events: [PushEvent]) {
+        guard !events.isEmpty else { return }
+        queue.async { [self] in
+            pending += events
+            if pending.count > capacity {
+                let excess = pending.count - capacity
+                pending.removeFirst(excess)
+                dropped += excess
+                logger.warning("push.dropped", metadata: ["sink": "webhook", "count": "\(excess)", "total": "\(dropped)"])
+            }
+            sendNext()
+        }
+    }
+
+    /// On `queue`.
+    private func sendNext() {
+        guard !inFlight, !pending.isEmpty else { return }
+        inFlight = true
+        let batch = Array(pending.prefix(500))
+        var body: [UInt8] = [UInt8(ascii: "[")]
+        for (index, event) in batch.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += event.json
+        }
+        body.append(UInt8(ascii: "]"))
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data(body)
+        session.dataTask(with: request) { [self] _, response, error in
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            queue.async { [self] in
+                inFlight = false
+                if error == nil, (200..<300).contains(status) {
+                    pending.removeFirst(min(batch.count, pending.count))
+                    backoff = 0
+                    sendNext()
+                } else {
+                    backoff = min(max(backoff * 2, 0.5), 30)
+                    logger.warning("push.webhook_failed", metadata: ["status": "\(status)", "retryInSeconds": "\(backoff)"])
+                    queue.asyncAfter(deadline: .now() + backoff) { [self] in sendNext() }
+                }
+            }
+        }.resume()
+    }
+
+    func flush() {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if queue.sync(execute: { pending.isEmpty && !inFlight }) { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+}

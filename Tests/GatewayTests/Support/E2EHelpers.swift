@@ -1,0 +1,161 @@
+import Foundation
+import WebSocket
+@testable import Gateway
+
+/// An HTTP answer parsed as JSON.
+struct HTTPJSON {
+    var status: Int
+    var headers: [String: String]
+    var body: String
+    var json: [String: Any]
+
+    /// `error.code` of a `{"error":{"code","message"}}` body.
+    var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+
+    /// True when the body is exactly `{"error":{"code":String,"message":String}}`.
+    var isErrorShape: Bool {
+        guard Set(json.keys) == ["error"], let error = json["error"] as? [String: Any] else { return false }
+        return error["code"] is String && error["message"] is String
+    }
+}
+
+/// Moves a value across a thread hop the compiler cannot check.
+struct UnsafeTransfer<T>: @unchecked Sendable {
+    var value: T
+}
+
+/// Runs blocking socket work on a thread of its own and awaits it, so the test does not
+/// hold a cooperative-pool thread while the in-process gateway needs one (token signing and
+/// verification run in Tasks; a test machine may have only two such threads).
+func offThePool<T>(_ body: @escaping () throws -> T) async throws -> T {
+    let work = UnsafeTransfer(value: body)
+    let result: UnsafeTransfer<Result<T, any Error>> = await withCheckedContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(returning: UnsafeTransfer(value: Result { try work.value() }))
+        }
+        thread.start()
+    }
+    return try result.value.get()
+}
+
+func parseJSONObject(_ text: String) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+}
+
+/// One raw HTTP/1.1 request (JSON body with Content-Length) to 127.0.0.1:`port` and its parsed answer.
+func httpRequest(port: Int, tls: Bool = false, _ method: String, _ path: String, body: Any? = nil,
+                 headers: [String] = []) throws -> HTTPJSON {
+    let client = try TestClient(port: port, tls: tls)
+    var payload = Data()
+    if let body { payload = try JSONSerialization.data(withJSONObject: body) }
+    var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    for line in headers { request += line + "\r\n" }
+    if body != nil { request += "Content-Type: application/json\r\n" }
+    request += "Content-Length: \(payload.count)\r\n\r\n"
+    try client.write(Array(request.utf8) + Array(payload))
+    let response = try client.readResponse()
+    return HTTPJSON(status: response.status, headers: response.headers, body: response.body,
+                    json: parseJSONObject(response.body))
+}
+
+extension TestGateway {
+    /// One raw HTTP request (Content-Length body) and its parsed answer.
+    func http(_ method: String, _ path: String, body: Any? = nil, headers: [String] = []) async throws -> HTTPJSON {
+        let (port, tls) = (self.port, self.tls)
+        let bodyBox = UnsafeTransfer(value: body)
+        return try await offThePool { try httpRequest(port: port, tls: tls, method, path, body: bodyBox.value, headers: headers) }
+    }
+
+    /// An admin API call with this gateway's key (or `key`).
+    func admin(_ method: String, _ path: String, body: Any? = nil, key: String? = nil) async throws -> HTTPJSON {
+        try await http(method, path, body: body, headers: ["Authorization: Bearer \(key ?? chat.adminAPIKey)"])
+    }
+
+    /// Creates users through the admin API (no connection needed).
+    func createUsers(_ ids: [String], metadata: [String: [String: String]] = [:]) async throws {
+        for id in ids {
+            var body: [String: Any] = ["id": id, "name": "Name of \(id)"]
+            if let meta = metadata[id] { body["metadata"] = meta }
+            let response = try await admin("POST", "/v1/admin/users", body: body)
+            guard response.status == 200 else { throw TestClientError("admin create \(id): \(response.status) \(response.body)") }
+        }
+    }
+
+    /// A raw upgrade to `path` with extra header lines; the response (101 or an error).
+    func upgrade(path: String, headers: [String] = []) async throws -> (client: TestClient, response: TestClient.Response) {
+        let (port, tls) = (self.port, self.tls)
+        let result = try await offThePool { () throws -> UnsafeTransfer<(TestClient, TestClient.Response)> in
+            let client = try TestClient(port: port, tls: tls)
+            let response = try client.upgrade(path: path, headers: headers)
+            return UnsafeTransfer(value: (client, response))
+        }
+        return result.value
+    }
+
+    /// A connected chat client with an explicit token.
+    func connect(token: String, query: String = "") async throws -> ChatClient {
+        let (port, tls) = (self.port, self.tls)
+        return try await offThePool { try ChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)") }
+    }
+}
+
+extension ChatClient {
+    /// Sends raw text and returns the raw text of the next non-event frame.
+    func rawReply(_ text: String) throws -> String {
+        try connection.sendText(text)
+        while true {
+            let frame = try connection.nextText()
+            let object = parseJSONObject(frame)
+            if object["type"] as? String == "event" {
+                appendEvent(object)
+                continue
+            }
+            return frame
+        }
+    }
+
+    /// Sends one message and returns the stored Message.
+    @discardableResult
+    func send(_ channelID: String, _ text: String, _ extra: [String: Any] = [:]) throws -> [String: Any] {
+        var fields = extra
+        fields["channelId"] = channelID
+        fields["text"] = text
+        return try ok("message.send", fields)
+    }
+
+    /// After a round trip, every event named `name` received so far (removed from the buffer).
+    func takeEvents(_ name: String) throws -> [[String: Any]] {
+        _ = try request("me")
+        return takeBufferedEvents(name)
+    }
+
+    /// The whole history of a channel, paged with `afterSeq`.
+    func fullHistory(_ channelID: String, pageSize: Int = 100) throws -> [[String: Any]] {
+        var all: [[String: Any]] = []
+        var after = 0
+        while true {
+            let page = try ok("message.history", ["channelId": channelID, "afterSeq": after, "limit": pageSize])
+            let messages = page["messages"] as? [[String: Any]] ?? []
+            if messages.isEmpty { return all }
+            all += messages
+            after = messages.last?["seq"] as? Int ?? after
+        }
+    }
+}
+
+extension [[String: Any]] {
+    var texts: [String] { map { $0["text"] as? String ?? "?" } }
+    var seqs: [Int] { map { $0["seq"] as? Int ?? -1 } }
+    var ids: [String] { map { $0["id"] as? String ?? "?" } }
+}
+
+/// The keys a §3 object must carry.
+enum Shapes {
+    static let user: Set<String> = ["id", "name", "image", "metadata", "online", "lastSeenAt", "blockedByMe"]
+    static let channel: Set<String> = ["id", "type", "name", "members", "distinct", "isOneToOne", "pushFromBlockedUsers",
+                                       "createdAt", "lastMessage", "lastActivityAt"]
+    static let message: Set<String> = ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt"]
+
+    /// Keys present (NSNull counts as present).
+    static func keys(_ object: [String: Any]?) -> Set<String> { Set((object ?? [:]).keys) }
+}
