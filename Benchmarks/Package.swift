@@ -1,0 +1,40 @@
+// swift-tools-version: 6.1
+// Micro-benchmarks for the WebSocket module (ordo-one/benchmark).
+// Run from this directory: swift package --disable-sandbox benchmark
+import PackageDescription
+
+let package = Package(
+    name: "chat-gateway-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(name: "chat-gateway", path: ".."),
+    ],
+    targets: [
+        .executableTarget(
+            name: "WebSocketBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "WebSocket", package: "chat-gateway"),
+            ],
+            path: "Benchmarks/WebSocketBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+        .executableTarget(
+            name: "StorageBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Storage", package: "chat-gateway"),
+                .product(name: "ChatCore", package: "chat-gateway"),
+            ],
+            path: "Benchmarks/StorageBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+    ]
+)
