@@ -8,8 +8,8 @@ public struct ChatDirectory: Sendable {
     private var userChannels: [UserID: Set<ChannelID>] = [:]
     private var distinctIndex: [String: ChannelID] = [:]
     private var lastMessage: [ChannelID: Message] = [:]
-    /// 1-to-1 channels whose newest message is hidden from one member: what that member sees last.
-    private var lastVisible: [ChannelID: [UserID: Message]] = [:]
+    /// For members the newest message is hidden from: the newest message each of them sees (nil: none).
+    private var lastVisible: [ChannelID: [UserID: Message?]] = [:]
 
     public init() {}
 
@@ -20,6 +20,9 @@ public struct ChatDirectory: Sendable {
         for user in users { self.users[user.id] = user }
         for channel in channels { insert(channel) }
         for message in lastMessages { lastMessage[message.channelID] = message }
+        for message in lastMessages {
+            if let hidden = message.hiddenFrom { self.lastVisible[message.channelID, default: [:]][hidden] = .some(nil) }
+        }
         for (viewer, message) in lastVisible { self.lastVisible[message.channelID, default: [:]][viewer] = message }
         for (blocker, blocked) in blocks { self.blocks.block(blocker, blocked) }
     }
@@ -131,7 +134,8 @@ public struct ChatDirectory: Sendable {
         guard !added.isEmpty else { return (channel, []) }
         if channel.distinct { distinctIndex[Self.distinctKey(channel.members)] = nil }
         channel.members += added
-        if channel.members.count > 2 { channel.isOneToOne = false }
+        // Anyone joining a 1-to-1 makes it 1-to-N for good (PROTOCOL.md §5).
+        channel.isOneToOne = false
         insert(channel)
         return (channel, added)
     }
@@ -164,23 +168,24 @@ public struct ChatDirectory: Sendable {
 
     // MARK: messages and activity
 
-    /// Records a committed message as its channel's newest.
-    public mutating func record(_ message: Message) {
-        if let hidden = message.hiddenFrom, let previous = lastMessage[message.channelID] {
-            if lastVisible[message.channelID]?[hidden] == nil {
-                lastVisible[message.channelID, default: [:]][hidden] = previous.hiddenFrom == hidden ? nil : previous
-            }
-        } else {
-            lastVisible[message.channelID] = nil
-        }
-        lastMessage[message.channelID] = message
+    /// Records a committed message as its channel's newest. `hiddenFor` are the
+    /// members whose channel list it must not move (its stored `hiddenFrom`, and
+    /// in strict mode everyone the sender is blocked with): they keep seeing what
+    /// they saw before.
+    public mutating func record(_ message: Message, hiddenFor: Set<UserID> = []) {
+        let channel = message.channelID
+        var hidden = hiddenFor
+        if let stored = message.hiddenFrom { hidden.insert(stored) }
+        var next: [UserID: Message?] = [:]
+        for viewer in hidden { next[viewer] = .some(lastMessage(of: channel, for: viewer)) }
+        lastVisible[channel] = next.isEmpty ? nil : next
+        lastMessage[channel] = message
     }
 
     /// The newest message `viewer` can see in a channel.
     public func lastMessage(of channelID: ChannelID, for viewer: UserID) -> Message? {
-        guard let last = lastMessage[channelID] else { return nil }
-        if last.hiddenFrom == viewer { return lastVisible[channelID]?[viewer] }
-        return last
+        if let fallback = lastVisible[channelID]?[viewer] { return fallback }
+        return lastMessage[channelID]
     }
 
     /// `lastActivityAt` as `viewer` sees it: its last visible message, else the channel's creation.

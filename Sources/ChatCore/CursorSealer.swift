@@ -67,6 +67,7 @@ enum Base64URL {
             for j in 0..<(group.count - 1) { out.append(UInt8((n >> UInt32(16 - 8 * j)) & 0xFF)) }
             i += 4
         }
-        return out
+        // One encoding per byte string: unused low bits of the last character must be zero.
+        return encode(out) == text ? out : nil
     }
 }

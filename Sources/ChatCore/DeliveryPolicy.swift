@@ -77,9 +77,13 @@ public enum DeliveryPolicy {
         }
     }
 
-    /// Whether a message moves the recipient's `lastMessage` / `lastActivityAt`.
+    /// Whether a message moves the recipient's `lastMessage` / `lastActivityAt`:
+    /// not a hidden-forever 1-to-1 message, and in strict mode nothing across a block.
     public static func movesChannelList(kind: ChannelKind, mode: Mode, relation: Relation) -> Bool {
-        !hiddenForever(kind: kind, mode: mode, relation: relation)
+        switch mode {
+        case .standard: return !hiddenForever(kind: kind, mode: mode, relation: relation)
+        case .strict: return !relation.cuts(in: mode)
+        }
     }
 }
 

@@ -63,11 +63,12 @@ public final class EventLoop: @unchecked Sendable {
 
     func register(_ connection: SocketConnection) {
         connections[ObjectIdentifier(connection)] = connection
+        reclaimer?.connectionChurned()
     }
 
     func unregister(_ connection: SocketConnection) {
         connections[ObjectIdentifier(connection)] = nil
-        reclaimer?.connectionClosed()
+        reclaimer?.connectionChurned()
     }
 
     /// Flushes `connection` once the current loop turn ends, so everything

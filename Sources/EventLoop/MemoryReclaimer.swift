@@ -8,9 +8,10 @@ import Glibc
 /// queue runs on whichever Dispatch worker is free, so glibc spreads TLS
 /// handshake buffers over per-thread arenas and keeps each at its high-water
 /// mark; without a trim, RSS after a burst of short TLS connections stays a
-/// third above where it started although nothing leaked.
+/// third above where it started although nothing leaked, and a burst of
+/// handshakes leaves their freed record buffers counted in RSS.
 final class MemoryReclaimer: @unchecked Sendable {
-    private let closedSinceTrim = Atomic<Int>(0)
+    private let churnSinceTrim = Atomic<Int>(0)
     private let timer: DispatchSourceTimer
     private let threshold: Int
 
@@ -23,15 +24,16 @@ final class MemoryReclaimer: @unchecked Sendable {
     }
 
     private func trimIfChurned() {
-        guard closedSinceTrim.load(ordering: .relaxed) >= threshold else { return }
-        closedSinceTrim.store(0, ordering: .relaxed)
+        guard churnSinceTrim.load(ordering: .relaxed) >= threshold else { return }
+        churnSinceTrim.store(0, ordering: .relaxed)
         _ = glibcMallocTrim(0)
     }
 
     deinit { timer.cancel() }
 
-    func connectionClosed() {
-        closedSinceTrim.wrappingAdd(1, ordering: .relaxed)
+    /// A connection opened or closed.
+    func connectionChurned() {
+        churnSinceTrim.wrappingAdd(1, ordering: .relaxed)
     }
 }
 

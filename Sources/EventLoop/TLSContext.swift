@@ -61,6 +61,11 @@ public final class TLSContext: @unchecked Sendable {
         _ = copenssl_ctx_set_max_proto_version(context, TLS1_3_VERSION)
         _ = copenssl_ctx_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
         copenssl_ctx_set_hardening_options(context)
-        if isServer { _ = copenssl_ctx_set_session_cache_off(context) }
+        if isServer {
+            // No server-side session cache, so TLS 1.3 tickets could not resume anything:
+            // do not spend a handshake's time and a connection's memory minting them.
+            _ = copenssl_ctx_set_session_cache_off(context)
+            _ = SSL_CTX_set_num_tickets(context, 0)
+        }
     }
 }

@@ -8,8 +8,9 @@ public final class Deflater {
     private let windowBits: Int32
     private let resetAfterMessage: Bool
 
-    /// `resetAfterMessage` (no context takeover) frees zlib's state after every
-    /// message so idle connections hold none.
+    /// `resetAfterMessage` (no context takeover): every message starts from a
+    /// fresh context, borrowed from the thread's `ThreadDeflateStreams`, so the
+    /// connection holds no zlib state between messages.
     public init(windowBits: Int, resetAfterMessage: Bool) {
         self.windowBits = Int32(windowBits)
         self.resetAfterMessage = resetAfterMessage
@@ -26,6 +27,7 @@ public final class Deflater {
     }
 
     private func activeStream() -> UnsafeMutablePointer<z_stream>? {
+        if resetAfterMessage { return ThreadDeflateStreams.current.stream(windowBits: windowBits) }
         if let stream { return stream }
         let fresh = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         fresh.initialize(to: z_stream())
@@ -71,7 +73,7 @@ public final class Deflater {
         // complete block and would corrupt its stream: send the empty stored
         // block's first byte, 0x00, as RFC 7692 §7.2.3.6 does.
         if ok, output.count == start { output.append(0x00) }
-        if resetAfterMessage { release() }
+        if resetAfterMessage { deflateReset(stream) }
         if !ok { output.removeSubrange(start...) }
         return ok
     }

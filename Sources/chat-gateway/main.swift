@@ -9,7 +9,7 @@ struct ChatGatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chat-gateway",
         abstract: "Real-time chat gateway: WebSocket fan-out with per-recipient blocking.",
-        subcommands: [Serve.self, CheckConfig.self, Token.self],
+        subcommands: [Serve.self, CheckConfig.self, Token.self, Client.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -55,6 +55,23 @@ struct Token: AsyncParsableCommand {
     func run() async throws {
         let configuration = try options.load()
         print(try await ClientTokens.issue(secret: configuration.auth.jwtSecret, userID: user, ttlSeconds: ttl))
+    }
+}
+
+struct Client: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A line-based terminal client: prints every event, sends commands.",
+        discussion: TerminalClient.help)
+
+    @Option(name: .long, help: "Gateway URL, e.g. ws://127.0.0.1:8080 (query parameters such as hideBlocked=1 are passed on).")
+    var url: String = "ws://127.0.0.1:8080"
+
+    @Option(name: .long, help: "Client token (see `chat-gateway token`).")
+    var token: String
+
+    func run() throws {
+        guard let parsed = URL(string: url) else { throw ValidationError("invalid --url \(url)") }
+        try TerminalClient(url: parsed, token: token).run()
     }
 }
 

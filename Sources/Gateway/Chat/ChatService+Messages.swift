@@ -59,6 +59,17 @@ extension ChatService {
                                 senderBlockedRecipient: directory.blocks.hasBlocked(sender, recipient))
     }
 
+    /// Members whose channel list this message must not move (§5; strict mode: both ways).
+    private func listUnmoved(by message: Message, in channel: Channel) -> Set<UserID> {
+        let sender = message.senderID
+        let related = directory.blocks.blockers(of: sender).union(directory.blocks.blocked(by: sender))
+        guard !related.isEmpty else { return [] }
+        return Set(channel.members.filter { member in
+            related.contains(member) && !DeliveryPolicy.movesChannelList(
+                kind: channel.kind, mode: settings.blockingMode, relation: relation(sender: sender, recipient: member))
+        })
+    }
+
     /// Push events for members with no live connection, filtered by §5.
     private func pushEvents(for message: Message, in channel: Channel) -> [PushEvent] {
         guard channel.kind != .open else { return [] }
@@ -80,9 +91,9 @@ extension ChatService {
             switch outcome {
             case .success(.message(let stored)):
                 if let key { settle(key, with: .success(stored)) }
-                directory.record(stored)
-                reply(session.value, id: id) { WireEncoding.write(stored, to: &$0) }
                 guard let channel = directory.channels[stored.channelID] else { return }
+                directory.record(stored, hiddenFor: listUnmoved(by: stored, in: channel))
+                reply(session.value, id: id) { WireEncoding.write(stored, to: &$0) }
                 let origin = SharedEvent.Origin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map(number(for:)),
                                                 kind: channel.kind, mode: settings.blockingMode)
                 let event = SharedEvent(payload: WireEncoding.event("message.new") { WireEncoding.write(stored, to: &$0) },

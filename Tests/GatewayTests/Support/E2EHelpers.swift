@@ -38,6 +38,13 @@ func offThePool<T>(_ body: @escaping () throws -> T) async throws -> T {
     return try result.value.get()
 }
 
+/// A JSON value as sorted-key JSON text, for comparing parsed objects ("<none>" when not an object/array).
+func canonicalJSON(_ value: Any?) -> String {
+    guard let value, JSONSerialization.isValidJSONObject(value),
+          let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) else { return "<none>" }
+    return String(decoding: data, as: UTF8.self)
+}
+
 func parseJSONObject(_ text: String) -> [String: Any] {
     (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
 }

@@ -1,0 +1,182 @@
+import ChatCore
+import Dispatch
+import EventLoop
+import Foundation
+import WebSocket
+
+/// `chat-gateway client`: a line-based terminal client. Every frame from the
+/// gateway is printed as one line; every input line is a command (see `help`)
+/// or raw request JSON.
+public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
+    private let url: URL
+    private let token: String
+    private let loop = EventLoop(index: 0)
+    private var connection: SocketConnection?
+    private var parser = HTTPResponseHead()
+    private var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 24)
+    private var upgraded = false
+    private var nextID = 1
+    private var events: [WebSocketConnection.Event] = []
+    private let finished = DispatchSemaphore(value: 0)
+
+    public static let help = """
+        commands: /me  /users  /create USER[,USER…] [NAME]  /open NAME  /join CHANNEL  /leave CHANNEL
+                  /channels  /send CHANNEL TEXT…  /history CHANNEL [AFTER_SEQ]  /block USER  /unblock USER
+                  /blocked  /quit    — or a raw JSON request, e.g. {"type":"me"}
+        """
+
+    public init(url: URL, token: String) {
+        self.url = url
+        self.token = token
+    }
+
+    /// Connects, then reads commands from standard input until EOF or /quit.
+    public func run() throws {
+        guard let host = url.host, let scheme = url.scheme, scheme == "ws" || scheme == "wss" else {
+            throw ChatError(.badRequest, "url must be ws://HOST:PORT or wss://HOST:PORT")
+        }
+        let tls = scheme == "wss" ? try TLSContext.insecureClient() : nil
+        let port = url.port ?? (tls == nil ? 80 : 443)
+        connection = try SocketConnection.connect(host: host, port: port, loop: loop, tls: tls, handler: self)
+        let input = Thread { [self] in
+            while let line = readLine() {
+                if line == "/quit" { break }
+                let text = line
+                loop.execute { [self] in submit(text) }
+            }
+            loop.execute { [self] in
+                if let close = webSocket.encodeClose(code: .normal) { connection?.write(close) }
+                connection?.close()
+            }
+        }
+        input.start()
+        finished.wait()
+    }
+
+    public func connectionDidConnect(_ connection: SocketConnection) {
+        var path = url.path.isEmpty ? "/v1/ws" : url.path
+        path += "?token=\(token)"
+        if let query = url.query { path += "&" + query }
+        let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        var request = "GET \(path) HTTP/1.1\r\nHost: \(url.host ?? "localhost")\r\nUpgrade: websocket\r\n"
+        request += "Connection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        connection.write(Array(request.utf8))
+    }
+
+    public func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
+        var input = Array(bytes)
+        if !upgraded {
+            guard let (status, rest) = parser.feed(input) else { return }
+            guard status == 101 else {
+                emit("handshake failed: HTTP \(status) \(String(decoding: rest, as: UTF8.self))")
+                connection.close()
+                return
+            }
+            upgraded = true
+            emit("connected; type help for commands")
+            input = rest
+        }
+        webSocket.receive(input, events: &events)
+        for event in events {
+            switch event {
+            case .text(let payload): emit(String(decoding: payload, as: UTF8.self))
+            case .send(let frame): connection.write(frame)
+            case .closed(let code, let reason): emit("closed \(code?.rawValue ?? 1005) \(reason)")
+            case .failed(let error): emit("protocol error \(error)")
+            case .binary, .ping, .pong: break
+            }
+        }
+        events.removeAll()
+    }
+
+    public func connectionDidClose(_ connection: SocketConnection) {
+        emit("disconnected")
+        finished.signal()
+    }
+
+    private func submit(_ line: String) {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { return }
+        if trimmed == "help" || trimmed == "/help" {
+            emit(Self.help)
+            return
+        }
+        let json: String
+        if trimmed.hasPrefix("{") {
+            json = trimmed
+        } else if let request = command(trimmed) {
+            json = request
+        } else {
+            emit("unknown command; type help")
+            return
+        }
+        guard upgraded, let connection else {
+            emit("not connected yet")
+            return
+        }
+        emit("> \(json)")
+        connection.write(webSocket.encodeText(Array(json.utf8)))
+    }
+
+    /// One line to standard output, unbuffered so it shows while input is pending.
+    private func emit(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// Turns a slash command into request JSON.
+    private func command(_ line: String) -> String? {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard let name = words.first else { return nil }
+        let id = nextID
+        nextID += 1
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("id"); w.int(id)
+        func list(_ text: String) { w.beginArray(); for item in text.split(separator: ",") { w.string(String(item)) }; w.endArray() }
+        switch (name, words.count) {
+        case ("/me", 1): w.key("type"); w.string("me")
+        case ("/users", 1): w.key("type"); w.string("user.list")
+        case ("/channels", 1): w.key("type"); w.string("channel.list")
+        case ("/blocked", 1): w.key("type"); w.string("user.blocked.list")
+        case ("/create", 2...):
+            w.key("type"); w.string("channel.create")
+            w.key("userIds"); list(words[1])
+            if words.count > 2 { w.key("name"); w.string(words[2...].joined(separator: " ")) }
+        case ("/open", 2...):
+            w.key("type"); w.string("channel.create")
+            w.key("channelType"); w.string("open")
+            w.key("name"); w.string(words[1...].joined(separator: " "))
+        case ("/join", 2): w.key("type"); w.string("channel.join"); w.key("channelId"); w.string(words[1])
+        case ("/leave", 2): w.key("type"); w.string("channel.leave"); w.key("channelId"); w.string(words[1])
+        case ("/send", 3...):
+            w.key("type"); w.string("message.send")
+            w.key("channelId"); w.string(words[1])
+            w.key("text"); w.string(words[2...].joined(separator: " "))
+        case ("/history", 2), ("/history", 3):
+            w.key("type"); w.string("message.history")
+            w.key("channelId"); w.string(words[1])
+            if words.count == 3, let after = Int(words[2]) { w.key("afterSeq"); w.int(after) }
+        case ("/block", 2): w.key("type"); w.string("user.block"); w.key("userIds"); list(words[1])
+        case ("/unblock", 2): w.key("type"); w.string("user.unblock"); w.key("userIds"); list(words[1])
+        default: return nil
+        }
+        w.endObject()
+        return w.text
+    }
+}
+
+/// Reads an HTTP response head; returns the status and the bytes after it.
+struct HTTPResponseHead {
+    private var buffer: [UInt8] = []
+
+    mutating func feed(_ bytes: [UInt8]) -> (Int, [UInt8])? {
+        buffer += bytes
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            let head = String(decoding: buffer[..<i], as: UTF8.self)
+            let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            return (status, Array(buffer[(i + 4)...]))
+        }
+        return nil
+    }
+}

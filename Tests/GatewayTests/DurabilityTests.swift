@@ -1,0 +1,228 @@
+import Foundation
+import Testing
+@testable import Gateway
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// PROTOCOL.md: an acknowledged message survives `kill -9` of the gateway.
+@Suite("Durability")
+struct DurabilityTests {
+    /// The `chat-gateway` executable built next to the test bundle.
+    static func gatewayBinary() throws -> URL {
+        var candidates: [URL] = []
+        let argument0 = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        candidates.append(argument0.deletingLastPathComponent().appendingPathComponent("chat-gateway"))
+        let bundle = URL(fileURLWithPath: Bundle.main.bundlePath)
+        candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("chat-gateway"))
+        candidates.append(bundle.appendingPathComponent("chat-gateway"))
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+            return candidate
+        }
+        throw TestClientError("chat-gateway binary not found (looked at \(candidates.map(\.path))); build it with `swift build --build-tests`")
+    }
+
+    /// A port that was free a moment ago: bind 0, read it, close.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestClientError("socket failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw TestClientError("bind failed: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { throw TestClientError("getsockname failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A `chat-gateway serve` child process with defaults plus the given data folder and port.
+    final class GatewayProcess {
+        let process = Process()
+        let port: Int
+        let logPath: String
+
+        init(dataDirectory: String, workingDirectory: String) throws {
+            port = try DurabilityTests.freePort()
+            logPath = workingDirectory + "/gateway-\(port).log"
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+            process.executableURL = try DurabilityTests.gatewayBinary()
+            process.arguments = ["serve"]
+            process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CHAT_GATEWAY_") }
+            environment["CHAT_GATEWAY_SERVER_PORT"] = String(port)
+            environment["CHAT_GATEWAY_STORAGE_DATADIRECTORY"] = dataDirectory
+            environment["CHAT_GATEWAY_LOG_LEVEL"] = "warning"
+            // Concurrency is the point here, not throttling (§6).
+            environment["CHAT_GATEWAY_LIMITS_USERMESSAGESPERSECOND"] = "100000"
+            environment["CHAT_GATEWAY_LIMITS_USERMESSAGEBURST"] = "100000"
+            process.environment = environment
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            process.standardOutput = log
+            process.standardError = log
+            try process.run()
+            try waitUntilHealthy()
+        }
+
+        /// Polls /healthz (bounded: 30 s) until the child answers.
+        private func waitUntilHealthy() throws {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                guard process.isRunning else {
+                    throw TestClientError("chat-gateway exited with \(process.terminationStatus): \(log())")
+                }
+                if let health = try? httpRequest(port: port, "GET", "/healthz"), health.status == 200 { return }
+                usleep(50_000)
+            }
+            throw TestClientError("chat-gateway did not become healthy on port \(port): \(log())")
+        }
+
+        func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+        func admin(_ method: String, _ path: String, body: Any? = nil) throws -> HTTPJSON {
+            try httpRequest(port: port, method, path, body: body,
+                            headers: ["Authorization: Bearer \(GatewayConfiguration.Admin.developmentKey)"])
+        }
+
+        func token(for user: String) throws -> String {
+            let response = try admin("POST", "/v1/admin/tokens", body: ["userId": user, "ttlSeconds": 3600])
+            guard response.status == 200, let token = response.json["token"] as? String else {
+                throw TestClientError("token for \(user): \(response.status) \(response.body)")
+            }
+            return token
+        }
+
+        /// SIGKILL, no drain, no flush.
+        func killHard() {
+            guard process.isRunning else { return }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        deinit { killHard() }
+    }
+
+    /// Acknowledged texts per sender, filled from several threads.
+    final class Acks: @unchecked Sendable {
+        private let lock = NSLock()
+        private var texts: [Int: [String]] = [:]
+        private var failures: [String] = []
+
+        func add(_ sender: Int, _ text: String) { lock.withLock { texts[sender, default: []].append(text) } }
+        func fail(_ message: String) { lock.withLock { failures.append(message) } }
+        var all: [Int: [String]] { lock.withLock { texts } }
+        var errors: [String] { lock.withLock { failures } }
+    }
+
+    @Test("500 acknowledged messages from 10 concurrent senders survive kill -9, in seq order 1...500")
+    func acknowledgedMessagesSurviveKill() async throws {
+        let root = TestGateway.temporaryDirectory()
+        let dataDirectory = root + "/data"
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        let users = (0..<10).map { "durable\($0)" }
+        let perSender = 50
+
+        var first: GatewayProcess? = try GatewayProcess(dataDirectory: dataDirectory, workingDirectory: root)
+        let gateway = try #require(first)
+        for user in users {
+            let created = try gateway.admin("POST", "/v1/admin/users", body: ["id": user, "name": user])
+            try #require(created.status == 200, "\(created.body)")
+        }
+        let channel = try gateway.admin("POST", "/v1/admin/channels", body: ["type": "group", "name": "durable", "userIds": users])
+        try #require(channel.status == 200, "\(channel.body)")
+        let channelID = try #require(channel.json["id"] as? String)
+        let tokens = try users.map { try gateway.token(for: $0) }
+        let port = gateway.port
+
+        let acks = Acks()
+        let done = DispatchGroup()
+        for (index, token) in tokens.enumerated() {
+            done.enter()
+            let thread = Thread {
+                defer { done.leave() }
+                do {
+                    let client = try ChatClient(port: port, tls: false, path: "/v1/ws?token=\(token)", timeoutSeconds: 20)
+                    for n in 0..<perSender {
+                        let text = "s\(index)-n\(n)"
+                        let reply = try client.request("message.send", ["channelId": channelID, "text": text])
+                        guard reply["type"] as? String == "ok" else {
+                            acks.fail("\(text): \(reply)")
+                            return
+                        }
+                        acks.add(index, text)
+                    }
+                } catch {
+                    acks.fail("sender \(index): \(error)")
+                }
+            }
+            thread.start()
+        }
+        let finished = try await offThePool { done.wait(timeout: .now() + 120) }
+        #expect(finished == .success, "senders did not finish")
+        #expect(acks.errors.isEmpty, "\(acks.errors.prefix(5))")
+        let acknowledged = acks.all
+        let sentTexts = acknowledged.values.flatMap { $0 }
+        try #require(sentTexts.count == users.count * perSender)
+
+        gateway.killHard()
+        #expect(gateway.process.terminationReason == .uncaughtSignal)
+        first = nil
+
+        let second = try GatewayProcess(dataDirectory: dataDirectory, workingDirectory: root)
+        let reader = try ChatClient(port: second.port, tls: false, path: "/v1/ws?token=\(try second.token(for: users[0]))",
+                                    timeoutSeconds: 20)
+        let history = try reader.fullHistory(channelID)
+        #expect(history.count == 500)
+        #expect(history.seqs == Array(1...500))
+        #expect(Set(history.ids).count == history.count, "duplicate message ids")
+        #expect(Set(history.texts).count == history.count, "duplicate texts")
+        #expect(Set(history.texts) == Set(sentTexts))
+        // Each sender waited for every ok: its messages are stored in its own order.
+        for (index, texts) in acknowledged {
+            let stored = history.filter { $0["senderId"] as? String == users[index] }.texts
+            #expect(stored == texts, "sender \(index)")
+        }
+        // New messages continue the sequence.
+        #expect(try reader.send(channelID, "after restart")["seq"] as? Int == 501)
+    }
+
+    @Test("a restart on the same data folder keeps users, channels, history and clientMessageId idempotency")
+    func restartKeepsState() async throws {
+        let dataDirectory = TestGateway.temporaryDirectory()
+        var channelID = ""
+        var stored: [String: Any] = [:]
+        do {
+            let gateway = try await TestGateway.chat(dataDirectory: dataDirectory)
+            let alice = try await gateway.connect("alice")
+            try await gateway.createUsers(["bob"])
+            _ = try alice.ok("user.update", ["name": "Alice", "metadata": ["k": "v"]])
+            channelID = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob"], "name": "kept"])["id"] as? String)
+            stored = try alice.send(channelID, "keep me", ["clientMessageId": "cm-restart"])
+            gateway.clock.advance(by: 1000)
+            try alice.send(channelID, "and me")
+        }
+        let gateway = try await TestGateway.chat(dataDirectory: dataDirectory)
+        let alice = try await gateway.connect("alice")
+        let channel = try alice.ok("channel.get", ["channelId": channelID])
+        #expect(channel["name"] as? String == "kept")
+        #expect(channel["members"] as? [String] == ["alice", "bob"])
+        #expect(channel["isOneToOne"] as? Bool == true)
+        #expect((channel["lastMessage"] as? [String: Any])?["text"] as? String == "and me")
+        let me = try #require(try alice.ok("me")["user"] as? [String: Any])
+        #expect(me["name"] as? String == "Alice")
+        #expect(me["metadata"] as? [String: String] == ["k": "v"])
+        #expect(try alice.fullHistory(channelID).texts == ["keep me", "and me"])
+        let retried = try alice.send(channelID, "keep me", ["clientMessageId": "cm-restart"])
+        #expect(retried["id"] as? String == stored["id"] as? String)
+        #expect(retried["seq"] as? Int == 1)
+        #expect(try alice.send(channelID, "third")["seq"] as? Int == 3)
+        #expect(try alice.fullHistory(channelID).count == 3)
+    }
+}
