@@ -34,6 +34,8 @@ final class ChatSession: WebSocketApplication {
 
     var connectionID: UInt64 { socket?.socket.id ?? 0 }
 
+    var userForLogs: String? { userID }
+
     func webSocketDidOpen(_ socket: WebSocketChannel) {
         self.socket = socket
     }

@@ -6,17 +6,19 @@ import WebSocket
 struct ConnectionObserver: Sendable {
     var logger: Logger
 
-    func webSocketOpened(_ connection: SocketConnection, path: String, deflate: Bool) {
-        logger.info("connection.open", metadata: [
+    func webSocketOpened(_ connection: SocketConnection, path: String, deflate: Bool, user: String?) {
+        var metadata: Logger.Metadata = [
             "conn": "\(connection.id)", "path": "\(path)",
             "transport": "\(connection.isTLS ? "wss" : "ws")", "deflate": "\(deflate)",
-        ])
+        ]
+        if let user { metadata["user"] = "\(user)" }
+        logger.info("connection.open", metadata: metadata)
     }
 
-    func webSocketClosed(_ connection: SocketConnection, code: CloseCode?) {
-        logger.info("connection.close", metadata: [
-            "conn": "\(connection.id)", "code": "\(code?.rawValue ?? 1006)",
-        ])
+    func webSocketClosed(_ connection: SocketConnection, code: CloseCode?, user: String?) {
+        var metadata: Logger.Metadata = ["conn": "\(connection.id)", "code": "\(code?.rawValue ?? 1006)"]
+        if let user { metadata["user"] = "\(user)" }
+        logger.info("connection.close", metadata: metadata)
     }
 
     func handshakeRejected(_ connection: SocketConnection, status: Int, reason: String) {

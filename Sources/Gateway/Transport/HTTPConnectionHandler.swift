@@ -83,7 +83,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             let channel = WebSocketChannel(socket: connection, protocolState: state, application: application,
                                            timeouts: settings.timeouts)
             phase = .webSocket(channel)
-            observer.webSocketOpened(connection, path: request.path, deflate: upgrade.deflate != nil)
+            observer.webSocketOpened(connection, path: request.path, deflate: upgrade.deflate != nil, user: application.userForLogs)
             application.webSocketDidOpen(channel)
             if connection.state != .open {
                 // The client left while the upgrade was being decided.
@@ -142,7 +142,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         switch phase {
         case .webSocket(let channel):
             channel.application.webSocketDidClose(channel)
-            observer.webSocketClosed(connection, code: channel.closeCode)
+            observer.webSocketClosed(connection, code: channel.closeCode, user: channel.application.userForLogs)
             phase = .done
         case .deciding:
             phase = .abandoned

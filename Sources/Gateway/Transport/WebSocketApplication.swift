@@ -11,12 +11,15 @@ protocol WebSocketApplication: AnyObject {
     func webSocketTick(_ socket: WebSocketChannel)
     /// The upgrade was granted but the client had already gone.
     func webSocketAbandoned()
+    /// The user on this connection, for log lines.
+    var userForLogs: String? { get }
 }
 
 extension WebSocketApplication {
     func webSocketDidOpen(_ socket: WebSocketChannel) {}
     func webSocketTick(_ socket: WebSocketChannel) {}
     func webSocketAbandoned() {}
+    var userForLogs: String? { nil }
 }
 
 /// `/v1/echo`: sends every message back as it came (Autobahn conformance).
