@@ -182,6 +182,14 @@ public struct ChatDirectory: Sendable {
         lastMessage[channel] = message
     }
 
+    /// The channel's newest message, whoever may see it.
+    public func newestMessage(of channelID: ChannelID) -> Message? { lastMessage[channelID] }
+
+    /// Sets what `viewer` sees as the channel's last message when the newest is not for it.
+    public mutating func setLastVisible(_ message: Message?, of channelID: ChannelID, for viewer: UserID) {
+        lastVisible[channelID, default: [:]][viewer] = .some(message)
+    }
+
     /// The newest message `viewer` can see in a channel.
     public func lastMessage(of channelID: ChannelID, for viewer: UserID) -> Message? {
         if let fallback = lastVisible[channelID]?[viewer] { return fallback }

@@ -153,3 +153,31 @@ struct BlockStrictModeTests {
                 == ["bob", "carol"])
     }
 }
+
+extension BlockStrictModeTests {
+    @Test("1-to-N: across a block neither side's lastMessage / lastActivityAt moves")
+    func groupChannelListStrict() async throws {
+        let (gateway, _) = try await Self.strictGateway()
+        let alice = try await gateway.connect("alice")
+        let bob = try await gateway.connect("bob")
+        let carol = try await gateway.connect("carol")
+        let id = try carol.createGroup(["alice", "bob"])
+        let c1 = try gateway.say(carol, id, "c1")
+        _ = try alice.blockResults("user.block", ["bob"])
+        let b1 = try gateway.say(bob, id, "b1")
+
+        func last(_ client: ChatClient) throws -> (id: String?, at: Int?) {
+            let view = try client.listedChannel(id)
+            return ((view?["lastMessage"] as? [String: Any])?["id"] as? String, view?["lastActivityAt"] as? Int)
+        }
+        #expect(try last(alice).id == c1["id"] as? String, "alice's list moved for a message she cannot see")
+        #expect(try last(alice).at == c1["createdAt"] as? Int)
+        #expect(try last(carol).id == b1["id"] as? String)
+
+        let a1 = try gateway.say(alice, id, "a1")
+        #expect(try last(bob).id == b1["id"] as? String, "bob's list moved for a message he cannot see")
+        #expect(try last(bob).at == b1["createdAt"] as? Int)
+        #expect(try last(alice).id == a1["id"] as? String)
+        #expect(try last(carol).id == a1["id"] as? String)
+    }
+}

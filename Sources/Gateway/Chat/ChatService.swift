@@ -50,6 +50,38 @@ final class ChatService: @unchecked Sendable {
         let snapshot = try store.loadSnapshot()
         directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
                        lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks)
+        if settings.blockingMode == .strict { try restoreStrictChannelLists() }
+    }
+
+    /// Strict mode keeps a channel's newest message out of the lists of members
+    /// blocked with its sender; the store only records 1-to-1 hiding, so at start
+    /// the last message each such member may see is looked up again (the newest
+    /// visible among the channel's last 100).
+    private func restoreStrictChannelLists() throws(StoreError) {
+        for channel in directory.channels.values {
+            guard let newest = directory.newestMessage(of: channel.id) else { continue }
+            for member in channel.members where member != newest.senderID {
+                let relation = relation(sender: newest.senderID, recipient: member)
+                guard !DeliveryPolicy.movesChannelList(kind: channel.kind, mode: .strict, relation: relation) else { continue }
+                let recent = try recentMessages(channel.id, viewer: member)
+                let visible = recent.last { message in
+                    DeliveryPolicy.movesChannelList(kind: channel.kind, mode: .strict,
+                                                    relation: self.relation(sender: message.senderID, recipient: member))
+                }
+                directory.setLastVisible(visible, of: channel.id, for: member)
+            }
+        }
+    }
+
+    private func recentMessages(_ channelID: ChannelID, viewer: UserID) throws(StoreError) -> [Message] {
+        let done = DispatchSemaphore(value: 0)
+        let result = UncheckedBox(ResultSlot())
+        store.history(channelID: channelID, viewer: viewer, beforeSeq: nil, afterSeq: nil, limit: 100) { outcome in
+            result.value.outcome = outcome
+            done.signal()
+        }
+        done.wait()
+        return try (result.value.outcome ?? .success([])).get()
     }
 
     /// The user's dense number, assigned on first sight.
@@ -169,6 +201,11 @@ final class ChatService: @unchecked Sendable {
             }
         }
     }
+}
+
+/// Carries a reader's answer back to a start-up thread that waits for it.
+final class ResultSlot {
+    var outcome: Result<[Message], StoreError>?
 }
 
 /// Moves a loop-confined object through the core queue and back; only its own loop touches it.

@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads the few things the tool needs from a gateway text message without a
+/// JSON parse: a reply's id and whether it is `ok`, or a `message.new`'s
+/// embedded `t=… p=… n=…` stamp (see `MessageEncoder`).
+enum FrameScanner {
+    enum Finding: Equatable {
+        /// A `message.new` sent by this tool: send time (ns), publisher, sequence number.
+        case delivery(stamp: UInt64, publisher: Int, sequence: Int)
+        /// A `message.new` whose text carries no stamp of this tool.
+        case foreignDelivery
+        /// `{"id":N,"type":"ok"|"error",…}`
+        case reply(id: Int, ok: Bool)
+        case other
+    }
+
+    private static let replyPrefix = Array(#"{"id":"#.utf8)
+    private static let typeMarker = Array(#","type":""#.utf8)
+    private static let messageNew = Array(#""event":"message.new""#.utf8)
+    private static let textStamp = Array(#""text":"t="#.utf8)
+    /// Where `"event":"message.new"` starts when the gateway writes `{"type":"event",` first.
+    private static let usualEventOffset = 16
+
+    static func scan(_ payload: UnsafeRawBufferPointer) -> Finding {
+        guard let base = payload.baseAddress else { return .other }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        let count = payload.count
+        if hasPrefix(bytes, count, replyPrefix, at: 0) {
+            var index = replyPrefix.count
+            guard let id = number(bytes, count, &index), hasPrefix(bytes, count, typeMarker, at: index) else { return .other }
+            index += typeMarker.count
+            guard index < count else { return .other }
+            return .reply(id: Int(id), ok: bytes[index] == UInt8(ascii: "o"))
+        }
+        guard hasPrefix(bytes, count, messageNew, at: usualEventOffset) || find(messageNew, in: bytes, count, from: 0) != nil else {
+            return .other
+        }
+        guard var index = find(textStamp, in: bytes, count, from: usualEventOffset + messageNew.count) else { return .foreignDelivery }
+        index += textStamp.count
+        guard let stamp = number(bytes, count, &index),
+              expect(" p=", bytes, count, &index), let publisher = number(bytes, count, &index),
+              expect(" n=", bytes, count, &index), let sequence = number(bytes, count, &index)
+        else { return .foreignDelivery }
+        return .delivery(stamp: stamp, publisher: Int(truncatingIfNeeded: publisher), sequence: Int(truncatingIfNeeded: sequence))
+    }
+
+    @inline(__always)
+    private static func hasPrefix(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ pattern: [UInt8], at offset: Int) -> Bool {
+        guard offset + pattern.count <= count else { return false }
+        return pattern.withUnsafeBufferPointer { memcmp(bytes + offset, $0.baseAddress!, $0.count) == 0 }
+    }
+
+    private static func find(_ pattern: [UInt8], in bytes: UnsafePointer<UInt8>, _ count: Int, from start: Int) -> Int? {
+        guard start >= 0, count - start >= pattern.count, let first = pattern.first else { return nil }
+        var index = start
+        let last = count - pattern.count
+        while index <= last {
+            guard let hit = memchr(bytes + index, Int32(first), last - index + 1) else { return nil }
+            index = bytes.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            if hasPrefix(bytes, count, pattern, at: index) { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private static func number(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ index: inout Int) -> UInt64? {
+        var value: UInt64 = 0
+        let start = index
+        while index < count, bytes[index] &- 48 < 10 {
+            value = value &* 10 &+ UInt64(bytes[index] &- 48)
+            index += 1
+        }
+        return index > start ? value : nil
+    }
+
+    @inline(__always)
+    private static func expect(_ literal: StaticString, _ bytes: UnsafePointer<UInt8>, _ count: Int, _ index: inout Int) -> Bool {
+        let length = literal.utf8CodeUnitCount
+        guard index + length <= count, memcmp(bytes + index, literal.utf8Start, length) == 0 else { return false }
+        index += length
+        return true
+    }
+}

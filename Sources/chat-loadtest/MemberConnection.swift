@@ -1,0 +1,197 @@
+import EventLoop
+import WebSocket
+
+/// One member's WebSocket: the upgrade, then every `message.new` it receives is
+/// checked off and timed; a publisher also sends `message.send` and counts the
+/// replies. Lives on one loop. The receive path reuses its event array, reads
+/// the stamp without a JSON parse and allocates only what the frame decoder does.
+final class MemberConnection: ConnectionHandler, @unchecked Sendable {
+    private enum Phase {
+        case idle, connecting, upgrading, open, closed
+    }
+
+    let index: Int
+    let recorder: LoopRecorder
+    let publisher: PublisherState?
+    private let token: String
+    private var phase = Phase.idle
+    private var connection: SocketConnection?
+    private var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 20)
+    private var upgrade: UpgradeRequest?
+    private var handshake: [UInt8] = []
+    private var events: [WebSocketConnection.Event] = []
+    private var received: ReceivedBits
+    private var closingOnPurpose = false
+
+    init(index: Int, token: String, recorder: LoopRecorder, publisher: PublisherState?) {
+        self.index = index
+        self.token = token
+        self.recorder = recorder
+        self.publisher = publisher
+        received = ReceivedBits(publishers: recorder.plan.publishers)
+        events.reserveCapacity(64)
+    }
+
+    var isOpen: Bool { phase == .open }
+
+    /// Starts connecting (call on the recorder's loop).
+    func start() {
+        let plan = recorder.plan
+        phase = .connecting
+        do {
+            connection = try SocketConnection.connect(host: plan.address.host, port: plan.address.port,
+                                                      loop: recorder.loop, tls: plan.tls, handler: self)
+        } catch {
+            phase = .closed
+            recorder.recordConnectFailure("\(error)")
+        }
+    }
+
+    // MARK: ConnectionHandler
+
+    func connectionDidConnect(_ connection: SocketConnection) {
+        let request = UpgradeRequest(address: recorder.plan.address, token: token)
+        upgrade = request
+        phase = .upgrading
+        connection.write(request.bytes)
+    }
+
+    func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
+        switch phase {
+        case .open:
+            receiveFrames(bytes, on: connection)
+        case .upgrading:
+            finishUpgrade(bytes, on: connection)
+        case .idle, .connecting, .closed:
+            break
+        }
+    }
+
+    func connectionDidClose(_ connection: SocketConnection) {
+        switch phase {
+        case .connecting, .upgrading:
+            recorder.recordConnectFailure(phase == .connecting ? "connect refused or reset" : "closed during upgrade")
+        case .open where !closingOnPurpose:
+            recorder.counters.disconnected += 1
+            recorder.recordClose("transport closed")
+        case .idle, .open, .closed:
+            break
+        }
+        if let publisher { recorder.counters.inFlight -= publisher.inFlight }
+        phase = .closed
+        self.connection = nil
+    }
+
+    // MARK: upgrade
+
+    private func finishUpgrade(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
+        handshake.append(contentsOf: bytes)
+        guard let head = ResponseHead.parse(handshake) else {
+            if handshake.count > 16 * 1024 { failUpgrade("response head over 16 KiB", connection) }
+            return
+        }
+        guard head.status == 101 else {
+            failUpgrade("HTTP \(head.status)", connection)
+            return
+        }
+        guard head.header("Sec-WebSocket-Accept") == upgrade?.expectedAccept else {
+            failUpgrade("bad Sec-WebSocket-Accept", connection)
+            return
+        }
+        phase = .open
+        upgrade = nil
+        recorder.counters.connected += 1
+        let rest = Array(handshake[head.byteCount...])
+        handshake = []
+        if !rest.isEmpty { rest.withUnsafeBytes { receiveFrames($0, on: connection) } }
+    }
+
+    private func failUpgrade(_ reason: String, _ connection: SocketConnection) {
+        phase = .closed
+        recorder.recordConnectFailure(reason)
+        connection.close()
+    }
+
+    // MARK: receiving
+
+    private func receiveFrames(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
+        webSocket.receive(bytes, events: &events)
+        guard !events.isEmpty else { return }
+        let now = MonotonicClock.now()
+        for index in events.indices {
+            switch events[index] {
+            case .text(let payload):
+                handleText(payload, receivedAt: now)
+            case .send(let frame):
+                connection.write(frame)
+            case .closed(let code, let reason):
+                if !closingOnPurpose {
+                    recorder.counters.disconnected += 1
+                    recorder.recordClose("close \(code?.rawValue ?? 1005) \(reason)")
+                }
+                closingOnPurpose = true
+                connection.close()
+            case .failed(let error):
+                recorder.counters.disconnected += 1
+                recorder.recordClose("protocol error: \(error)")
+                closingOnPurpose = true
+                connection.close()
+            case .binary, .ping, .pong:
+                break
+            }
+        }
+        events.removeAll(keepingCapacity: true)
+    }
+
+    private func handleText(_ payload: [UInt8], receivedAt now: UInt64) {
+        let finding = payload.withUnsafeBytes { FrameScanner.scan($0) }
+        switch finding {
+        case .delivery(let stamp, let from, let sequence):
+            guard from >= 0, from < recorder.plan.publishers, sequence >= 0 else {
+                recorder.counters.foreign += 1
+                return
+            }
+            if from == publisher?.index {
+                recorder.counters.echoes += 1  // the sender's own connection must not get its message.new
+                return
+            }
+            if received.insert(publisher: from, sequence: sequence) {
+                recorder.recordDelivery(publisher: from, sequence: sequence, stamp: stamp, receivedAt: now)
+            } else {
+                recorder.counters.duplicates += 1
+            }
+        case .reply(let id, let ok):
+            guard let publisher, let sentAt = publisher.finishSend(id, ok: ok) else {
+                recorder.counters.otherFrames += 1
+                return
+            }
+            recorder.recordReply(sentAt: sentAt, receivedAt: now, ok: ok, payload: payload)
+            if recorder.schedule.isSaturating && now < recorder.schedule.sendEnd {
+                sendMessage(stamp: MonotonicClock.now())
+            }
+        case .foreignDelivery:
+            recorder.counters.foreign += 1
+        case .other:
+            recorder.counters.otherFrames += 1
+        }
+    }
+
+    // MARK: sending
+
+    /// Sends the publisher's next `message.send`, its text stamped `stamp`.
+    func sendMessage(stamp: UInt64) {
+        guard phase == .open, let connection, let publisher else { return }
+        let sequence = publisher.beginSend(at: MonotonicClock.now())
+        let frame = publisher.encoder.encode(sequence: sequence, stamp: stamp) { webSocket.encodeText($0) }
+        connection.write(frame)
+        recorder.recordSend(stamp: stamp)
+    }
+
+    /// A normal close (1000), at the end of the run.
+    func close() {
+        guard phase == .open, let connection else { return }
+        closingOnPurpose = true
+        if let frame = webSocket.encodeClose(code: .normal) { connection.write(frame) }
+        connection.close()
+    }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import EventLoop
+
+/// `chat-loadtest room`: one group channel of `--members` live connections;
+/// `--publishers` of them send, every member counts and times what arrives.
+struct RoomCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "room",
+        abstract: "Fan-out in one group channel: throughput, loss, duplicates and end-to-end latency.",
+        discussion: """
+            Provisions users <prefix>-u0…, tokens and one group channel through the admin API on the same
+            host:port, connects every member, has --publishers of them send message.send (open loop at --rate
+            msgs/s in total, or saturating with --window unacknowledged sends each when --rate is 0), and checks
+            that every acknowledged message reaches every other member exactly once. Exit status 1 when the
+            run was not clean (failed connections, errors, loss, duplicates).
+            """)
+
+    @Option(help: "Gateway WebSocket URL, ws://HOST:PORT or wss://HOST:PORT.")
+    var url: String
+
+    @Option(name: .customLong("admin-key"), help: "The gateway's admin.apiKey.")
+    var adminKey: String
+
+    @Option(help: "Members of the channel, one connection each.")
+    var members = 1000
+
+    @Option(help: "How many of the members send (members 0…N-1; default 10, at most --members).")
+    var publishers: Int?
+
+    private var publisherCount: Int { publishers ?? min(10, members) }
+
+    @Option(help: "Total messages per second over all publishers, open loop; 0 saturates.")
+    var rate: Double = 0
+
+    @Option(help: "Seconds measured (after the warm-up).")
+    var duration: Double = 10
+
+    @Option(help: "Seconds of sending before the measured window.")
+    var warmup: Double = 2
+
+    @Option(help: "Bytes of each message text (at least the stamp).")
+    var size = 64
+
+    @Option(name: .customLong("block-each"), help: "Outside users (not members) that every member blocks.")
+    var blockEach = 0
+
+    @Flag(help: "Use TLS (wss) even with a ws:// URL.")
+    var tls = false
+
+    @Flag(help: "Print the report as one JSON object.")
+    var json = false
+
+    @Option(name: .customLong("connect-rate"), help: "New connections per second.")
+    var connectRate: Double = 2000
+
+    @Option(help: "Event loops (threads) of the tool.")
+    var loops = 1
+
+    @Option(help: "Unacknowledged sends per publisher when --rate is 0.")
+    var window = 32
+
+    @Option(help: "Seconds to wait after the window for outstanding replies and deliveries.")
+    var drain: Double = 5
+
+    @Option(name: .customLong("connect-timeout"), help: "Seconds to wait for every upgrade.")
+    var connectTimeout: Double = 60
+
+    @Option(name: .customLong("admin-concurrency"), help: "Admin API requests in flight while provisioning.")
+    var adminConcurrency = 16
+
+    @Option(name: .customLong("user-prefix"), help: "Prefix of the user ids the run creates.")
+    var userPrefix = "lt"
+
+    func validate() throws {
+        guard members >= 2 else { throw ValidationError("--members must be at least 2") }
+        guard (1...members).contains(publisherCount) else { throw ValidationError("--publishers must be 1…members") }
+        guard rate >= 0, duration > 0, warmup >= 0, drain >= 0 else {
+            throw ValidationError("--rate, --warmup and --drain must be ≥ 0, --duration > 0")
+        }
+        guard (1...5000).contains(size) else { throw ValidationError("--size must be 1…5000 (maxTextLength)") }
+        guard blockEach >= 0 else { throw ValidationError("--block-each must be ≥ 0") }
+        guard (1...64).contains(loops) else { throw ValidationError("--loops must be 1…64") }
+        guard window >= 1, connectRate > 0, adminConcurrency >= 1 else {
+            throw ValidationError("--window, --connect-rate and --admin-concurrency must be positive")
+        }
+    }
+
+    func run() throws {
+        let address = try GatewayAddress(url: url, forceTLS: tls)
+        let tlsContext = address.tls ? try TLSContext.insecureClient() : nil
+        let group = EventLoopGroup(count: loops)
+        let settings = RunSettings(
+            members: members, publishers: publisherCount, rate: rate, duration: duration, warmup: warmup, textSize: size,
+            blockEach: blockEach, window: window, drain: drain, connectRate: connectRate,
+            connectTimeout: connectTimeout, loops: loops)
+
+        let provisionStart = MonotonicClock.now()
+        let admin = AdminClient(address: address, apiKey: adminKey, tls: tlsContext, group: group, concurrency: adminConcurrency)
+        let provisioner = RoomProvisioner(admin: admin, prefix: userPrefix, members: members, blockEach: blockEach)
+        let room = try provisioner.provision { Console.error("chat-loadtest: \($0)") }
+        let provisionSeconds = Double(MonotonicClock.now() - provisionStart) / 1e9
+        Console.error("chat-loadtest: provisioned channel \(room.channelID) in \(Format.fixed(provisionSeconds, 1)) s")
+
+        let plan = RunPlan(address: address, tls: tlsContext, channelID: room.channelID, members: members,
+                           publishers: publisherCount, textSize: size)
+        let outcome = RoomRun(settings: settings, plan: plan, tokens: room.tokens, group: group).run()
+        let report = RunReport(settings: settings, provisionSeconds: provisionSeconds, outcome: outcome)
+        Console.output(json ? report.json() : report.table())
+        if !report.isClean { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,61 @@
+/// Creates what a `room` run needs through the admin API: the member users
+/// `P-u0…`, one token each, one group channel of all of them and, with
+/// `--block-each K`, K outside users `P-x0…` that every member blocks (so every
+/// recipient connection carries a K-entry blocked set while deliveries stay the same).
+struct RoomProvisioner {
+    let admin: AdminClient
+    let prefix: String
+    let members: Int
+    let blockEach: Int
+    let tokenTTLSeconds = 3600
+
+    struct Room: Sendable {
+        var channelID: String
+        var userIDs: [String]
+        var tokens: [String]
+    }
+
+    func member(_ index: Int) -> String { "\(prefix)-u\(index)" }
+    func outsider(_ index: Int) -> String { "\(prefix)-x\(index)" }
+
+    func provision(log: (String) -> Void) throws(LoadTestError) -> Room {
+        let userIDs = (0..<members).map(member)
+        let outsiders = (0..<blockEach).map(outsider)
+
+        log("creating \(userIDs.count + outsiders.count) users")
+        _ = try admin.run((userIDs + outsiders).map { .post("/v1/admin/users", "{\"id\":\(JSONText.quote($0))}") })
+
+        if blockEach > 0 {
+            var calls: [AdminClient.Call] = []
+            for user in userIDs {
+                for start in stride(from: 0, to: outsiders.count, by: 100) {
+                    let chunk = outsiders[start..<min(start + 100, outsiders.count)]
+                    calls.append(.post("/v1/admin/users/\(user)/blocks", "{\"userIds\":\(JSONText.array(chunk))}"))
+                }
+            }
+            log("blocking: \(members) members × \(blockEach) outsiders in \(calls.count) calls")
+            let answers = try admin.run(calls)
+            let successes = answers.reduce(0) { $0 + JSONText.occurrences(of: "\"success\"", in: $1.bodyText) }
+            guard successes == members * blockEach else {
+                throw LoadTestError("block calls answered \(successes) successes, expected \(members * blockEach): \(answers.first?.bodyText ?? "")")
+            }
+        }
+
+        log("creating the group channel")
+        let channel = try admin.run(.post("/v1/admin/channels", "{\"type\":\"group\",\"name\":\"loadtest\",\"userIds\":\(JSONText.array(userIDs))}"))
+        guard let channelID = JSONText.firstString("id", in: channel.bodyText) else {
+            throw LoadTestError("channel create answered without an id: \(channel.bodyText.prefix(200))")
+        }
+
+        log("issuing \(members) tokens")
+        let answers = try admin.run(userIDs.map { .post("/v1/admin/tokens", "{\"userId\":\(JSONText.quote($0)),\"ttlSeconds\":\(tokenTTLSeconds)}") })
+        var tokens: [String] = []
+        for (user, answer) in zip(userIDs, answers) {
+            guard let token = JSONText.firstString("token", in: answer.bodyText) else {
+                throw LoadTestError("token for \(user) missing from \(answer.bodyText.prefix(200))")
+            }
+            tokens.append(token)
+        }
+        return Room(channelID: channelID, userIDs: userIDs, tokens: tokens)
+    }
+}

@@ -1,0 +1,104 @@
+/// The result of a `room` run as a table or one JSON object.
+struct RunReport {
+    var settings: RunSettings
+    var provisionSeconds: Double
+    var outcome: RunOutcome
+
+    private var c: LoopCounters { outcome.counters }
+    private var deliveriesPerSecond: Double {
+        outcome.windowSeconds > 0 ? Double(c.deliveriesInWindow) / outcome.windowSeconds : 0
+    }
+    private var ackedPerSecond: Double {
+        outcome.windowSeconds > 0 ? Double(c.ackedInWindow) / outcome.windowSeconds : 0
+    }
+    private var mode: String { settings.rate > 0 ? "open-loop" : "saturate" }
+    private var failedConnections: Int { c.connectFailed + outcome.connectTimedOut }
+
+    /// A clean run: every member connected and stayed, every send acknowledged,
+    /// every acknowledged message reached every other member exactly once.
+    var isClean: Bool {
+        failedConnections == 0 && c.disconnected == 0 && c.errors == 0 && outcome.lostDeliveries == 0
+            && c.duplicates == 0 && c.echoes == 0 && c.inFlight == 0
+    }
+
+    func table() -> String {
+        let ms = { (v: Double) in Format.fixed(v, 3) }
+        var rows: [(String, String)] = []
+        let rate = settings.rate > 0 ? "\(Format.fixed(settings.rate, 0)) msgs/s" : "saturate (window \(settings.window))"
+        rows.append(("run", "\(settings.members) members, \(settings.publishers) publishers, \(rate), \(settings.textSize)-byte texts, block-each \(settings.blockEach), \(settings.loops) loop(s)"))
+        rows.append(("phases", "provision \(Format.fixed(provisionSeconds, 1)) s, connect \(Format.fixed(outcome.connectSeconds, 2)) s, warm-up \(Format.fixed(settings.warmup, 1)) s, measured \(Format.fixed(outcome.windowSeconds, 1)) s, drain \(Format.fixed(outcome.drainSeconds, 2)) s\(outcome.drainComplete ? "" : " (incomplete)")"))
+        rows.append(("connections", "made \(c.connected), failed \(failedConnections), disconnected \(c.disconnected)"))
+        rows.append(("messages", "sent \(Format.grouped(c.sent)), acked \(Format.grouped(c.acked)), errors \(c.errors), unanswered \(c.inFlight)"))
+        rows.append(("deliveries", "expected \(Format.grouped(outcome.expectedDeliveries)), received \(Format.grouped(outcome.receivedDeliveries)), loss \(Format.grouped(outcome.lostDeliveries)) (\(Format.percent(outcome.lostDeliveries, of: outcome.expectedDeliveries)) %), duplicates \(c.duplicates)"))
+        if outcome.incompleteMessages > 0 || outcome.unackedDeliveries > 0 || c.echoes > 0 || c.foreign > 0 {
+            rows.append(("", "incomplete messages \(outcome.incompleteMessages), deliveries of unacked messages \(outcome.unackedDeliveries), to the sender itself \(c.echoes), foreign \(c.foreign)"))
+        }
+        rows.append(("throughput", "\(Format.grouped(Int(deliveriesPerSecond))) deliveries/s, \(Format.fixed(ackedPerSecond, 1)) acked msgs/s (measured window)"))
+        rows.append(("latency ms", latencyRow(outcome.latency, ms)))
+        rows.append(("ack ms", latencyRow(outcome.ackLatency, ms)))
+        let windowShare = outcome.windowSeconds > 0 ? outcome.cpuWindow.total / outcome.windowSeconds * 100 : 0
+        rows.append(("tool CPU", "user \(Format.fixed(outcome.cpuTotal.user, 2)) s, sys \(Format.fixed(outcome.cpuTotal.system, 2)) s; \(Format.fixed(windowShare, 0)) % of a core in the window"))
+        for (reason, count) in outcome.connectFailures.sorted(by: { $0.key < $1.key }) {
+            rows.append(("connect failure", "\(count) × \(reason)"))
+        }
+        for (reason, count) in outcome.closeReasons.sorted(by: { $0.key < $1.key }) {
+            rows.append(("closed by peer", "\(count) × \(reason)"))
+        }
+        for sample in outcome.errorSamples { rows.append(("error reply", sample)) }
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { Format.padded($0.0, width) + "  " + $0.1 }.joined(separator: "\n") + "\n"
+    }
+
+    private func latencyRow(_ h: LatencyHistogram, _ ms: (Double) -> String) -> String {
+        "p50 \(ms(h.milliseconds(atPercentile: 50))), p90 \(ms(h.milliseconds(atPercentile: 90))), "
+            + "p99 \(ms(h.milliseconds(atPercentile: 99))), p99.9 \(ms(h.milliseconds(atPercentile: 99.9))), "
+            + "max \(ms(h.maxMilliseconds)) (\(Format.grouped(Int(h.count))) samples)"
+    }
+
+    func json() -> String {
+        var fields: [String] = []
+        func add(_ key: String, _ value: String) { fields.append("\(JSONText.quote(key)):\(value)") }
+        func number(_ v: Double) -> String { Format.fixed(v, 3) }
+        func object(_ pairs: [(String, String)]) -> String {
+            "{" + pairs.map { "\(JSONText.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+        }
+        func counts(_ map: [String: Int]) -> String {
+            object(map.sorted { $0.key < $1.key }.map { ($0.key, String($0.value)) })
+        }
+        func latency(_ h: LatencyHistogram) -> String {
+            object([("p50", number(h.milliseconds(atPercentile: 50))), ("p90", number(h.milliseconds(atPercentile: 90))),
+                    ("p99", number(h.milliseconds(atPercentile: 99))), ("p999", number(h.milliseconds(atPercentile: 99.9))),
+                    ("max", number(h.maxMilliseconds)), ("mean", number(h.meanMilliseconds)), ("samples", String(h.count))])
+        }
+        add("mode", JSONText.quote(mode))
+        add("members", String(settings.members))
+        add("publishers", String(settings.publishers))
+        add("rate", number(settings.rate))
+        add("window", String(settings.window))
+        add("textSize", String(settings.textSize))
+        add("blockEach", String(settings.blockEach))
+        add("loops", String(settings.loops))
+        add("seconds", object([("provision", number(provisionSeconds)), ("connect", number(outcome.connectSeconds)),
+                               ("warmup", number(settings.warmup)), ("measured", number(outcome.windowSeconds)),
+                               ("drain", number(outcome.drainSeconds))]))
+        add("drainComplete", String(outcome.drainComplete))
+        add("connections", object([("made", String(c.connected)), ("failed", String(failedConnections)),
+                                   ("disconnected", String(c.disconnected)), ("failures", counts(outcome.connectFailures)),
+                                   ("closes", counts(outcome.closeReasons))]))
+        add("messages", object([("sent", String(c.sent)), ("acked", String(c.acked)), ("errors", String(c.errors)),
+                                ("unanswered", String(c.inFlight)), ("ackedPerSecond", number(ackedPerSecond))]))
+        add("deliveries", object([("expected", String(outcome.expectedDeliveries)), ("received", String(outcome.receivedDeliveries)),
+                                  ("loss", String(outcome.lostDeliveries)), ("duplicates", String(c.duplicates)),
+                                  ("incompleteMessages", String(outcome.incompleteMessages)),
+                                  ("unacked", String(outcome.unackedDeliveries)), ("toSender", String(c.echoes)),
+                                  ("foreign", String(c.foreign)), ("inWindow", String(c.deliveriesInWindow)),
+                                  ("perSecond", number(deliveriesPerSecond))]))
+        add("latencyMs", latency(outcome.latency))
+        add("ackLatencyMs", latency(outcome.ackLatency))
+        add("cpuSeconds", object([("user", number(outcome.cpuTotal.user)), ("system", number(outcome.cpuTotal.system)),
+                                  ("window", number(outcome.cpuWindow.total))]))
+        add("errorSamples", "[" + outcome.errorSamples.map(JSONText.quote).joined(separator: ",") + "]")
+        add("clean", String(isClean))
+        return "{" + fields.joined(separator: ",") + "}\n"
+    }
+}
