@@ -41,7 +41,7 @@ public final class GatewayServer: @unchecked Sendable {
     static func make(settings: TransportSettings, chat: ChatSettings, logger: Logger, clock: any ChatCore.Clock) async throws -> GatewayServer {
         let server = try GatewayServer(settings: settings, logger: logger)
         let tokens = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
-        let store = try SQLiteStore(directory: chat.dataDirectory)
+        let store = try SQLiteStore(directory: chat.dataDirectory, synchronous: chat.synchronous)
         let push: any PushSink
         switch chat.push {
         case .none: push = NoPushSink()
@@ -130,6 +130,7 @@ struct ChatSettings: Sendable {
     var jwtSecret = GatewayConfiguration.Auth.developmentSecret
     var adminAPIKey = GatewayConfiguration.Admin.developmentKey
     var dataDirectory = "./data"
+    var synchronous = SQLiteStore.Synchronous.normal
     var service = ChatService.Settings()
     var push = PushTarget.none
 
@@ -145,6 +146,7 @@ extension ChatSettings {
         jwtSecret = configuration.auth.jwtSecret
         adminAPIKey = configuration.admin.apiKey
         dataDirectory = configuration.storage.dataDirectory
+        synchronous = configuration.storage.synchronous == .full ? .full : .normal
         service = ChatService.Settings(
             blockingMode: configuration.blocking.mode == .strict ? .strict : .standard,
             revealBlockedBy: configuration.blocking.revealBlockedBy,

@@ -44,6 +44,7 @@ extension ConfigurationKey {
     static let tlsCertificateFile = ConfigurationKey("tls.certificateFile", .string)
     static let tlsPrivateKeyFile = ConfigurationKey("tls.privateKeyFile", .string)
     static let storageDataDirectory = ConfigurationKey("storage.dataDirectory", .string)
+    static let storageSynchronous = ConfigurationKey("storage.synchronous", .string)
     static let authJWTSecret = ConfigurationKey("auth.jwtSecret", .string, isSecret: true)
     static let adminAPIKey = ConfigurationKey("admin.apiKey", .string, isSecret: true)
     static let blockingMode = ConfigurationKey("blocking.mode", .string)
@@ -70,7 +71,7 @@ extension ConfigurationKey {
     static let all: [ConfigurationKey] = [
         .serverHost, .serverPort, .serverAllowedOrigins, .serverEventLoops,
         .tlsCertificateFile, .tlsPrivateKeyFile,
-        .storageDataDirectory,
+        .storageDataDirectory, .storageSynchronous,
         .authJWTSecret,
         .adminAPIKey,
         .blockingMode, .blockingRevealBlockedBy, .blockingExcludeFromInvitations,

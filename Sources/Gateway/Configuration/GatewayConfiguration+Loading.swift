@@ -22,6 +22,7 @@ extension GatewayConfiguration {
         self.init()
         try readNetwork(from: sources)
         storage.dataDirectory = try sources.string(.storageDataDirectory) ?? storage.dataDirectory
+        storage.synchronous = try sources.choice(.storageSynchronous, as: Storage.Synchronous.self) ?? storage.synchronous
         auth.jwtSecret = try sources.string(.authJWTSecret) ?? auth.jwtSecret
         admin.apiKey = try sources.string(.adminAPIKey) ?? admin.apiKey
         let mode = try sources.choice(.blockingMode, as: Blocking.Mode.self) ?? .standard

@@ -54,10 +54,21 @@ public struct GatewayConfiguration: Sendable, Equatable {
 
 extension GatewayConfiguration {
     public struct Storage: Sendable, Equatable {
-        public var dataDirectory: String
+        /// SQLite `PRAGMA synchronous` of the writer (WAL mode).
+        public enum Synchronous: String, Sendable, Equatable, CaseIterable {
+            /// Commits reach the OS before `ok`: an acknowledged message survives the
+            /// process being killed; an OS crash or power loss may lose the last commits.
+            case normal
+            /// Every group commit is fsynced before `ok`: also survives power loss.
+            case full
+        }
 
-        public init(dataDirectory: String = "./data") {
+        public var dataDirectory: String
+        public var synchronous: Synchronous
+
+        public init(dataDirectory: String = "./data", synchronous: Synchronous = .normal) {
             self.dataDirectory = dataDirectory
+            self.synchronous = synchronous
         }
     }
 
