@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "chat-gateway", targets: ["chat-gateway"]),
+        .executable(name: "chat-loadtest", targets: ["chat-loadtest"]),
         .library(name: "WebSocket", targets: ["WebSocket"]),
         .library(name: "EventLoop", targets: ["EventLoop"]),
         .library(name: "Gateway", targets: ["Gateway"]),
@@ -21,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
@@ -43,6 +45,16 @@ let package = Package(
         .executableTarget(
             name: "chat-gateway",
             dependencies: ["Gateway", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "chat-loadtest",
+            dependencies: [
+                "WebSocket", "EventLoop",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Sources/chat-loadtest",
             swiftSettings: strict
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),

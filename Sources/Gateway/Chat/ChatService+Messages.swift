@@ -94,7 +94,9 @@ extension ChatService {
                 guard let channel = directory.channels[stored.channelID] else { return }
                 directory.record(stored, hiddenFor: listUnmoved(by: stored, in: channel))
                 reply(session.value, id: id) { WireEncoding.write(stored, to: &$0) }
+                let relatedUsers = directory.blocks.blockers(of: stored.senderID).union(directory.blocks.blocked(by: stored.senderID))
                 let origin = SharedEvent.Origin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map(number(for:)),
+                                                related: relatedUsers.isEmpty ? nil : Set(relatedUsers.map(number(for:))),
                                                 kind: channel.kind, mode: settings.blockingMode)
                 let event = SharedEvent(payload: WireEncoding.event("message.new") { WireEncoding.write(stored, to: &$0) },
                                         origin: origin)

@@ -56,8 +56,17 @@ final class HubShard: @unchecked Sendable {
             for session in sessions where ObjectIdentifier(session) != excluded { session.deliver(event) }
             return
         }
+        guard let related = origin.related ?? (origin.hiddenFrom == nil ? nil : []) else {
+            // Nobody is blocked with the sender: no per-recipient check at all.
+            for session in sessions where ObjectIdentifier(session) != excluded { session.deliver(event) }
+            return
+        }
         for session in sessions where ObjectIdentifier(session) != excluded {
             if origin.hiddenFrom == session.userNumber { continue }
+            guard related.contains(session.userNumber) else {
+                session.deliver(event)
+                continue
+            }
             let relation = DeliveryPolicy.Relation(
                 recipientBlockedSender: session.blocked.contains(origin.sender),
                 senderBlockedRecipient: session.blockedBy.contains(origin.sender))
@@ -100,6 +109,9 @@ final class SharedEvent: @unchecked Sendable {
     struct Origin {
         var sender: UserNumber
         var hiddenFrom: UserNumber?
+        /// Users blocked with the sender either way (from the core's block graph when
+        /// the message committed); nil when there are none, so fan-out skips the check.
+        var related: Set<UserNumber>?
         var kind: DeliveryPolicy.ChannelKind
         var mode: DeliveryPolicy.Mode
     }
