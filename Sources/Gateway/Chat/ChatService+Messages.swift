@@ -63,10 +63,10 @@ extension ChatService {
     private func listUnmoved(by message: Message, in channel: Channel) -> Set<UserID> {
         let sender = message.senderID
         let related = directory.blocks.blockers(of: sender).union(directory.blocks.blocked(by: sender))
-        guard !related.isEmpty else { return [] }
-        return Set(channel.members.filter { member in
-            related.contains(member) && !DeliveryPolicy.movesChannelList(
-                kind: channel.kind, mode: settings.blockingMode, relation: relation(sender: sender, recipient: member))
+        // Walk the sender's block relations (usually few), not the channel's members.
+        return Set(related.filter { user in
+            directory.channelIDs(of: user).contains(channel.id) && !DeliveryPolicy.movesChannelList(
+                kind: channel.kind, mode: settings.blockingMode, relation: relation(sender: sender, recipient: user))
         })
     }
 
