@@ -1,22 +1,11 @@
+import WebSocket
+
 /// The little JSON the tool writes and reads outside the hot path: request
 /// bodies for the admin API and single string fields of its answers.
 enum JSONText {
+    /// The WebSocket layer's JSON string quoting.
     static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        JSONString.quote(text)
     }
 
     static func array(_ items: some Sequence<String>) -> String {
