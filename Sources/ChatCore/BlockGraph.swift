@@ -4,8 +4,15 @@ public struct BlockGraph: Sendable, Equatable {
     public private(set) var blockedBy: [UserID: Set<UserID>] = [:]
     /// blocked → users that blocked it
     public private(set) var blockers: [UserID: Set<UserID>] = [:]
+    /// Moves on every change, so callers can cache what they derive from the graph.
+    public private(set) var revision: UInt64 = 0
 
     public init() {}
+
+    /// Equal when the same blocks hold, however they were reached.
+    public static func == (lhs: BlockGraph, rhs: BlockGraph) -> Bool {
+        lhs.blockedBy == rhs.blockedBy && lhs.blockers == rhs.blockers
+    }
 
     public func hasBlocked(_ blocker: UserID, _ blocked: UserID) -> Bool {
         blockedBy[blocker]?.contains(blocked) ?? false
@@ -18,6 +25,7 @@ public struct BlockGraph: Sendable, Equatable {
     public mutating func block(_ blocker: UserID, _ blocked: UserID) {
         blockedBy[blocker, default: []].insert(blocked)
         blockers[blocked, default: []].insert(blocker)
+        revision &+= 1
     }
 
     public mutating func unblock(_ blocker: UserID, _ blocked: UserID) {
@@ -25,5 +33,6 @@ public struct BlockGraph: Sendable, Equatable {
         if blockedBy[blocker]?.isEmpty == true { blockedBy[blocker] = nil }
         blockers[blocked]?.remove(blocker)
         if blockers[blocked]?.isEmpty == true { blockers[blocked] = nil }
+        revision &+= 1
     }
 }

@@ -10,6 +10,12 @@ public struct ChatDirectory: Sendable {
     private var lastMessage: [ChannelID: Message] = [:]
     /// For members the newest message is hidden from: the newest message each of them sees (nil: none).
     private var lastVisible: [ChannelID: [UserID: Message?]] = [:]
+    /// Users with at least one live connection, and the members of each group
+    /// channel without one (the push candidates), kept current incrementally.
+    private var online: Set<UserID> = []
+    private var offlineMembers: [ChannelID: Set<UserID>] = [:]
+    /// Moves whenever a channel's members change, so callers can cache what they derive from them.
+    public private(set) var membershipRevision: UInt64 = 0
 
     public init() {}
 
@@ -33,12 +39,26 @@ public struct ChatDirectory: Sendable {
         }
         channels[channel.id] = channel
         for member in channel.members { userChannels[member, default: []].insert(channel.id) }
+        if channel.type != .open { offlineMembers[channel.id] = Set(channel.members.filter { !online.contains($0) }) }
+        membershipRevision &+= 1
         if channel.distinct { distinctIndex[Self.distinctKey(channel.members)] = channel.id }
     }
 
     private static func distinctKey(_ members: [UserID]) -> String {
         Set(members).sorted().joined(separator: "\u{1F}")
     }
+
+    // MARK: presence
+
+    public mutating func setOnline(_ user: UserID, _ isOnline: Bool) {
+        guard isOnline ? online.insert(user).inserted : online.remove(user) != nil else { return }
+        for channelID in userChannels[user] ?? [] where offlineMembers[channelID] != nil {
+            if isOnline { offlineMembers[channelID]?.remove(user) } else { offlineMembers[channelID]?.insert(user) }
+        }
+    }
+
+    /// Members of a group channel with no live connection (empty for open channels).
+    public func offlineMembers(of channelID: ChannelID) -> Set<UserID> { offlineMembers[channelID] ?? [] }
 
     // MARK: users
 

@@ -493,4 +493,43 @@ struct ChatDirectoryTests {
         other.block("c", "a")
         #expect(g == other)
     }
+
+    // MARK: presence
+
+    @Test("offlineMembers: the push candidates follow presence and membership changes; open channels have none")
+    func offlineMembersFollowPresence() throws {
+        var d = Self.directory()
+        d.setOnline("b", true)
+        _ = try d.createGroup(id: "g", creator: "a", members: ["a", "b", "c"], name: "g", distinct: false,
+                              pushFromBlockedUsers: false, now: 1)
+        #expect(d.offlineMembers(of: "g") == ["a", "c"])
+        d.setOnline("a", true)
+        d.setOnline("a", true)
+        #expect(d.offlineMembers(of: "g") == ["c"])
+        _ = try d.invite("g", by: "a", users: ["d"])
+        #expect(d.offlineMembers(of: "g") == ["c", "d"])
+        _ = try d.leave("g", user: "c")
+        #expect(d.offlineMembers(of: "g") == ["d"])
+        d.setOnline("b", false)
+        d.setOnline("c", true)
+        #expect(d.offlineMembers(of: "g") == ["b", "d"])
+        _ = d.createOpen(id: "o", creator: "e", name: "o", pushFromBlockedUsers: false, now: 1)
+        _ = try d.join("o", user: "d")
+        #expect(d.offlineMembers(of: "o").isEmpty)
+    }
+
+    @Test("revisions move on every block change and every membership change")
+    func revisionsMove() throws {
+        var d = Self.directory()
+        let blocks = d.blocks.revision
+        d.blocks.block("a", "b")
+        #expect(d.blocks.revision != blocks)
+        let members = d.membershipRevision
+        _ = try d.createGroup(id: "g", creator: "a", members: ["a", "b"], name: "g", distinct: false,
+                              pushFromBlockedUsers: false, now: 1)
+        #expect(d.membershipRevision != members)
+        let afterCreate = d.membershipRevision
+        _ = try d.invite("g", by: "a", users: ["c"])
+        #expect(d.membershipRevision != afterCreate)
+    }
 }

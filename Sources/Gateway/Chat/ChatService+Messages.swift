@@ -59,23 +59,29 @@ extension ChatService {
                                 senderBlockedRecipient: directory.blocks.hasBlocked(sender, recipient))
     }
 
-    /// Members whose channel list this message must not move (§5; strict mode: both ways).
-    private func listUnmoved(by message: Message, in channel: Channel) -> Set<UserID> {
-        let sender = message.senderID
-        let related = directory.blocks.blockers(of: sender).union(directory.blocks.blocked(by: sender))
-        // Walk the sender's block relations (usually few), not the channel's members.
-        return Set(related.filter { user in
-            directory.channelIDs(of: user).contains(channel.id) && !DeliveryPolicy.movesChannelList(
-                kind: channel.kind, mode: settings.blockingMode, relation: relation(sender: sender, recipient: user))
-        })
+    /// The sender's block relations inside `channel`, from the cache.
+    private func senderRelations(_ sender: UserID, in channel: Channel) -> SenderRelations {
+        relationsCache.relations(sender: sender, channel: channel.id, directory: directory) {
+            var related: Set<UserNumber> = []
+            var listUnmoved: Set<UserID> = []
+            // Walk the sender's block relations (usually few), not the channel's members.
+            for user in directory.blocks.blockers(of: sender).union(directory.blocks.blocked(by: sender))
+            where directory.channelIDs(of: user).contains(channel.id) {
+                related.insert(number(for: user))
+                if !DeliveryPolicy.movesChannelList(kind: channel.kind, mode: settings.blockingMode,
+                                                    relation: relation(sender: sender, recipient: user)) {
+                    listUnmoved.insert(user)
+                }
+            }
+            return SenderRelations(related: related.isEmpty ? nil : related, listUnmoved: listUnmoved)
+        }
     }
 
     /// Push events for members with no live connection, filtered by §5.
     private func pushEvents(for message: Message, in channel: Channel) -> [PushEvent] {
         guard channel.kind != .open else { return [] }
         var events: [PushEvent] = []
-        for member in channel.members where member != message.senderID && member != message.hiddenFrom {
-            guard sessions[member]?.isEmpty ?? true else { continue }
+        for member in directory.offlineMembers(of: channel.id) where member != message.senderID && member != message.hiddenFrom {
             let relation = relation(sender: message.senderID, recipient: member)
             if DeliveryPolicy.pushes(kind: channel.kind, mode: settings.blockingMode, relation: relation,
                                      pushFromBlockedUsers: channel.pushFromBlockedUsers) {
@@ -92,12 +98,11 @@ extension ChatService {
             case .success(.message(let stored)):
                 if let key { settle(key, with: .success(stored)) }
                 guard let channel = directory.channels[stored.channelID] else { return }
-                directory.record(stored, hiddenFor: listUnmoved(by: stored, in: channel))
+                let relations = senderRelations(stored.senderID, in: channel)
+                directory.record(stored, hiddenFor: relations.listUnmoved)
                 reply(session.value, id: id) { WireEncoding.write(stored, to: &$0) }
-                let relatedUsers = directory.blocks.blockers(of: stored.senderID).union(directory.blocks.blocked(by: stored.senderID))
                 let origin = SharedEvent.Origin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map(number(for:)),
-                                                related: relatedUsers.isEmpty ? nil : Set(relatedUsers.map(number(for:))),
-                                                kind: channel.kind, mode: settings.blockingMode)
+                                                related: relations.related, kind: channel.kind, mode: settings.blockingMode)
                 let event = SharedEvent(payload: WireEncoding.event("message.new") { WireEncoding.write(stored, to: &$0) },
                                         origin: origin)
                 publish(event, to: stored.channelID, excluding: session.value)

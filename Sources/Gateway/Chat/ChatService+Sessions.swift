@@ -59,6 +59,7 @@ extension ChatService {
         let session = ChatSession(userID: user.id, userNumber: number(for: user.id), device: device, hideBlocked: hideBlocked,
                                   expiresAt: identity.expiresAt, loop: loop, service: self)
         sessions[user.id, default: []].append(session)
+        directory.setOnline(user.id, true)
         let channels = directory.channelIDs(of: user.id)
         let blocked = Set(directory.blocks.blocked(by: user.id).map(number(for:)))
         let blockedBy = Set(directory.blocks.blockers(of: user.id).map(number(for:)))
@@ -82,6 +83,7 @@ extension ChatService {
             sessions[session.userID]?.removeAll { $0 === session }
             if sessions[session.userID]?.isEmpty == true {
                 sessions[session.userID] = nil
+                directory.setOnline(session.userID, false)
                 if var user = directory.users[session.userID] {
                     user.lastSeenAt = clock.now()
                     directory.upsert(user)

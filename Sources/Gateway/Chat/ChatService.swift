@@ -36,6 +36,7 @@ final class ChatService: @unchecked Sendable {
     private var userNumbers: [UserID: UserNumber] = [:]
     /// (sender, clientMessageId) of messages stored or in flight, for idempotent retries.
     var clientMessages: [ClientMessageKey: ClientMessageState] = [:]
+    var relationsCache = SenderRelationsCache()
 
     init(store: any Store, push: any PushSink, tokens: TokenAuthority, clock: any ChatCore.Clock, cursorSecret: String,
          settings: Settings, loops: [EventLoop], logger: Logger) throws(StoreError) {
