@@ -1,6 +1,9 @@
 /// Wall-clock time in milliseconds, injected so every time-based rule is tested without sleeping.
 public protocol Clock: Sendable {
+    /// Wall-clock time (Unix epoch): timestamps clients see.
     func now() -> Milliseconds
+    /// Milliseconds that never go back (rate limits, throttles): immune to wall-clock steps.
+    func monotonicNow() -> Milliseconds
 }
 
 /// A clock a test moves by hand.
@@ -13,6 +16,8 @@ public final class ManualClock: Clock, @unchecked Sendable {
     }
 
     public func now() -> Milliseconds { lock.withLock { current } }
+
+    public func monotonicNow() -> Milliseconds { now() }
 
     public func advance(by milliseconds: Milliseconds) {
         lock.withLock { current += milliseconds }

@@ -154,6 +154,9 @@ extension ChatSettings {
             maxTextLength: configuration.limits.maxTextLength,
             maxQueuedOutputBytes: configuration.limits.maxQueuedOutputBytes,
             maxConnectionsPerUser: configuration.limits.maxConnectionsPerUser,
+            userMessagesPerSecond: configuration.limits.userMessagesPerSecond,
+            userMessageBurst: configuration.limits.userMessageBurst,
+            openChannelMessagesPerSecond: configuration.limits.openChannelMessagesPerSecond,
             allowedOrigins: configuration.server.allowedOrigins)
         switch configuration.push.sink {
         case .none: push = .none

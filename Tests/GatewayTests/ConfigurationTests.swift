@@ -226,6 +226,8 @@ import Testing
         ("CHAT_GATEWAY_SERVER_EVENTLOOPS", "65", "server.eventLoops"),
         ("CHAT_GATEWAY_LIMITS_MAXCONNECTIONSPERUSER", "0", "limits.maxConnectionsPerUser"),
         ("CHAT_GATEWAY_LIMITS_PONGTIMEOUTSECONDS", "-5", "limits.pongTimeoutSeconds"),
+        ("CHAT_GATEWAY_LIMITS_USERMESSAGESPERSECOND", "-1", "limits.userMessagesPerSecond"),
+        ("CHAT_GATEWAY_LIMITS_USERMESSAGEBURST", "0", "limits.userMessageBurst"),
         ("CHAT_GATEWAY_SHUTDOWN_DRAINSECONDS", "-1", "shutdown.drainSeconds"),
         ("CHAT_GATEWAY_SERVER_HOST", "", "server.host"),
         ("CHAT_GATEWAY_AUTH_JWTSECRET", "", "auth.jwtSecret"),
@@ -237,6 +239,17 @@ import Testing
             return
         }
         expectOneLine(error, naming: key)
+    }
+
+    @Test func zeroTurnsMessageRatesOff() throws {
+        let configuration = try GatewayConfiguration.load(filePath: nil, environment: [
+            "CHAT_GATEWAY_LIMITS_USERMESSAGESPERSECOND": "0", "CHAT_GATEWAY_LIMITS_OPENCHANNELMESSAGESPERSECOND": "0",
+        ])
+        #expect(configuration.limits.userMessagesPerSecond == 0)
+        #expect(configuration.limits.openChannelMessagesPerSecond == 0)
+        let settings = ChatSettings(configuration)
+        #expect(settings.service.userMessagesPerSecond == 0)
+        #expect(settings.service.openChannelMessagesPerSecond == 0)
     }
 
     @Test func ephemeralPortZeroIsAllowed() throws {

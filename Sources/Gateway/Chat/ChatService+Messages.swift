@@ -11,6 +11,7 @@ extension ChatService {
         }
         let box = UncheckedBox(session)
         guard let clientMessageID else {
+            try takeSendToken(sender)
             commit(draft(channel: channel, sender: sender, text: text, dataJSON: dataJSON, clientMessageID: nil),
                   session: box, id: id, key: nil)
             return
@@ -31,6 +32,13 @@ extension ChatService {
                         settle(key, with: .success(stored))
                         reply(box.value, id: id) { WireEncoding.write(stored, to: &$0) }
                     case .success(nil):
+                        do throws(ChatError) {
+                            try takeSendToken(sender)
+                        } catch {
+                            settle(key, with: .failure(error))
+                            reply(box.value, id: id, error: error)
+                            return
+                        }
                         commit(draft(channel: channel, sender: sender, text: text, dataJSON: dataJSON,
                                     clientMessageID: clientMessageID), session: box, id: id, key: key)
                     case .failure:
@@ -40,6 +48,14 @@ extension ChatService {
                 }
             }
         }
+    }
+
+    /// Spends one of the sender's tokens (§6), or throws ERR_RATE_LIMITED with when to retry.
+    /// Only a message about to be stored spends one: invalid sends and retries of a stored message do not.
+    private func takeSendToken(_ sender: UserID) throws(ChatError) {
+        guard case .limited(let retryAfterMs)? = userMessageRates?.take(sender, now: clock.monotonicNow()) else { return }
+        throw ChatError(.rateLimited, "over \(settings.userMessagesPerSecond) messages per second; retry in \(retryAfterMs) ms",
+                        retryAfterMs: retryAfterMs)
     }
 
     /// A new message; in a 1-to-1 channel it is stored hidden from a recipient who blocked the sender.
@@ -105,7 +121,10 @@ extension ChatService {
                                                 related: relations.related, kind: channel.kind, mode: settings.blockingMode)
                 let event = SharedEvent(payload: WireEncoding.event("message.new") { WireEncoding.write(stored, to: &$0) },
                                         origin: origin)
-                publish(event, to: stored.channelID, excluding: session.value)
+                // Open channels deliver at most N a second live; the rest is in history only (§6).
+                if channel.kind != .open || openChannelRates?.admit(channel.id, now: clock.monotonicNow()) ?? true {
+                    publish(event, to: stored.channelID, excluding: session.value)
+                }
                 push.emit(pushEvents(for: stored, in: channel))
             case .success(.done), .failure:
                 let error = ChatError(.internalError, "storage failed; retry")

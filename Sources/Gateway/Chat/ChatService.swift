@@ -15,6 +15,11 @@ final class ChatService: @unchecked Sendable {
         var maxTextLength = 5000
         var maxQueuedOutputBytes = 4 * 1024 * 1024
         var maxConnectionsPerUser = 30
+        /// Per user across its connections; 0 turns the limit off.
+        var userMessagesPerSecond = 5
+        var userMessageBurst = 5
+        /// Live deliveries per open channel; 0 turns the throttle off.
+        var openChannelMessagesPerSecond = 5
         var allowedOrigins: [String] = []
     }
 
@@ -37,6 +42,9 @@ final class ChatService: @unchecked Sendable {
     /// (sender, clientMessageId) of messages stored or in flight, for idempotent retries.
     var clientMessages: [ClientMessageKey: ClientMessageState] = [:]
     var relationsCache = SenderRelationsCache()
+    /// §6 limits; nil when turned off.
+    var userMessageRates: TokenBucketLimiter<UserID>?
+    var openChannelRates: SlidingWindowLimiter<ChannelID>?
 
     init(store: any Store, push: any PushSink, tokens: TokenAuthority, clock: any ChatCore.Clock, cursorSecret: String,
          settings: Settings, loops: [EventLoop], logger: Logger) throws(StoreError) {
@@ -47,6 +55,13 @@ final class ChatService: @unchecked Sendable {
         self.settings = settings
         self.logger = logger
         cursors = CursorSealer(secret: cursorSecret)
+        if settings.userMessagesPerSecond > 0 {
+            userMessageRates = TokenBucketLimiter(ratePerSecond: settings.userMessagesPerSecond,
+                                                  burst: max(1, settings.userMessageBurst))
+        }
+        if settings.openChannelMessagesPerSecond > 0 {
+            openChannelRates = SlidingWindowLimiter(limit: settings.openChannelMessagesPerSecond)
+        }
         for loop in loops { shards[loop.index] = HubShard(loop: loop) }
         let snapshot = try store.loadSnapshot()
         directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,

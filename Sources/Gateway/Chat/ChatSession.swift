@@ -78,14 +78,21 @@ final class ChatSession: WebSocketApplication {
 
     /// Writes a reply or a per-session event (call on the loop).
     func send(_ json: [UInt8]) {
-        socket?.send(text: json)
+        guard let socket else { return }
+        socket.send(text: json)
+        closeIfSlow(socket)
     }
 
-    /// Queues a shared event (call on the loop); a connection whose unsent
-    /// output passed the bound is closed as a slow consumer.
+    /// Queues a shared event (call on the loop).
     func deliver(_ event: SharedEvent) {
         guard let socket else { return }
         socket.send(shared: event.payload, frame: event.frame)
+        closeIfSlow(socket)
+    }
+
+    /// A connection whose unsent output passed the bound is closed as a slow
+    /// consumer (4000): it stops growing, and nobody else waits for it.
+    private func closeIfSlow(_ socket: WebSocketChannel) {
         if socket.socket.queuedByteCount > service.maxQueuedOutputBytes {
             socket.close(code: .slowConsumer, reason: "slow consumer")
         }

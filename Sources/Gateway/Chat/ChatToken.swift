@@ -1,3 +1,4 @@
+import Dispatch
 import ChatCore
 import Foundation
 import JWTKit
@@ -77,4 +78,6 @@ final class TokenAuthority: Sendable {
 /// The wall clock.
 struct SystemClock: ChatCore.Clock {
     func now() -> Milliseconds { Milliseconds(Date().timeIntervalSince1970 * 1000) }
+
+    func monotonicNow() -> Milliseconds { Milliseconds(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
 }

@@ -1,5 +1,5 @@
 extension GatewayConfiguration {
-    /// Throttling, size and timing limits (PROTOCOL.md §6). All must be positive.
+    /// Throttling, size and timing limits (PROTOCOL.md §6). All must be positive; 0 turns a message rate off.
     public struct Limits: Sendable, Equatable {
         public var userMessagesPerSecond: Int
         public var userMessageBurst: Int
@@ -48,6 +48,11 @@ extension GatewayConfiguration {
 }
 
 extension GatewayConfiguration.Limits {
+    /// Rate limits that 0 turns off (for benchmarks and trusted backends).
+    static let zeroTurnsOff: Set<String> = [
+        ConfigurationKey.limitsUserMessagesPerSecond.path, ConfigurationKey.limitsOpenChannelMessagesPerSecond.path,
+    ]
+
     /// Each limit with its key, for reading and for the positivity check.
     static var keyedFields: [(ConfigurationKey, WritableKeyPath<Self, Int>)] {
         [

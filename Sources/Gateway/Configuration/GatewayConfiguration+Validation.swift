@@ -12,7 +12,11 @@ extension GatewayConfiguration {
         try Self.require(loops.contains(server.eventLoops), .serverEventLoops, "\(server.eventLoops) is out of range \(loops)")
         for (key, field) in Limits.keyedFields {
             let value = limits[keyPath: field]
-            try Self.require(value > 0, key, "\(value) must be positive")
+            if Limits.zeroTurnsOff.contains(key.path) {
+                try Self.require(value >= 0, key, "\(value) must be positive, or 0 to turn the limit off")
+            } else {
+                try Self.require(value > 0, key, "\(value) must be positive")
+            }
         }
         try Self.require(shutdown.drainSeconds >= 0, .shutdownDrainSeconds, "\(shutdown.drainSeconds) must not be negative")
         try Self.require(!storage.dataDirectory.isEmpty, .storageDataDirectory, "must not be empty")

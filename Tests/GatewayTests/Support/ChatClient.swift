@@ -8,8 +8,9 @@ final class ChatClient {
     private var nextID = 1
     private(set) var events: [[String: Any]] = []
 
-    init(port: Int, tls: Bool, path: String, timeoutSeconds: Int = 5) throws {
-        connection = try TestClient(port: port, tls: tls, timeoutSeconds: timeoutSeconds)
+    init(port: Int, tls: Bool, path: String, timeoutSeconds: Int = 5, receiveBufferBytes: Int32? = nil) throws {
+        connection = try TestClient(port: port, tls: tls, timeoutSeconds: timeoutSeconds,
+                                    receiveBufferBytes: receiveBufferBytes)
         let response = try connection.upgrade(path: path)
         guard response.status == 101 else {
             throw TestClientError("upgrade failed: \(response.status) \(response.body)")
@@ -27,6 +28,32 @@ final class ChatClient {
         let data = try JSONSerialization.data(withJSONObject: object)
         try connection.sendText(String(decoding: data, as: UTF8.self))
         return try reply(to: id)
+    }
+
+    /// Sends a request without waiting; returns its id (collect with `replies(count:)`).
+    func fire(_ type: String, _ fields: [String: Any] = [:]) throws -> Int {
+        let id = nextID
+        nextID += 1
+        var object = fields
+        object["id"] = id
+        object["type"] = type
+        let data = try JSONSerialization.data(withJSONObject: object)
+        try connection.sendText(String(decoding: data, as: UTF8.self))
+        return id
+    }
+
+    /// The next `count` replies, by id (events are kept).
+    func replies(count: Int) throws -> [Int: [String: Any]] {
+        var replies: [Int: [String: Any]] = [:]
+        while replies.count < count {
+            let frame = try nextFrame()
+            if frame["type"] as? String == "event" {
+                events.append(frame)
+            } else if let id = frame["id"] as? Int {
+                replies[id] = frame
+            }
+        }
+        return replies
     }
 
     /// Sends raw text and returns the next reply, whatever its id.

@@ -27,9 +27,14 @@ final class TestClient {
         var body: String
     }
 
-    init(port: Int, tls: Bool = false, tlsVersion: Int32? = nil, timeoutSeconds: Int = 5) throws {
+    /// `receiveBufferBytes` pins the kernel's receive buffer (no autotuning), for slow-consumer tests.
+    init(port: Int, tls: Bool = false, tlsVersion: Int32? = nil, timeoutSeconds: Int = 5,
+         receiveBufferBytes: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestClientError("socket failed") }
+        if var receiveBufferBytes {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBufferBytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -29,6 +29,9 @@ final class TestGateway {
         }
         var chat = ChatSettings()
         chat.dataDirectory = dataDirectory ?? TestGateway.temporaryDirectory()
+        // Message rates are off unless a test is about them (ThrottleTests turn them on).
+        chat.service.userMessagesPerSecond = 0
+        chat.service.openChannelMessagesPerSecond = 0
         configure(&settings, &chat)
         let clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
         let server = try await GatewayServer.make(settings: settings, chat: chat, logger: TestGateway.silentLogger, clock: clock)
@@ -61,10 +64,12 @@ final class TestGateway {
     /// A connected chat client for `user`.
     /// The upgrade runs on its own thread: the gateway verifies tokens in a Task, which
     /// needs a free thread of the (small) cooperative pool this test may be holding.
-    func connect(_ user: String, query: String = "") async throws -> ChatClient {
+    func connect(_ user: String, query: String = "", receiveBufferBytes: Int32? = nil) async throws -> ChatClient {
         let token = try await token(for: user)
         let (port, tls) = (self.port, self.tls)
-        return try await offThePool { try ChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)") }
+        return try await offThePool {
+            try ChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)", receiveBufferBytes: receiveBufferBytes)
+        }
     }
 
     init(tls: Bool = false, rsa: Bool = false, configure: (inout TransportSettings) -> Void = { _ in }) throws {
