@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
@@ -39,6 +41,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -61,6 +65,6 @@ let package = Package(
         .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"], swiftSettings: strict),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "ChatCore"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]
 )

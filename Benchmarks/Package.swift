@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// Micro-benchmarks for the WebSocket module (ordo-one/benchmark).
+// Micro-benchmarks for the WebSocket core, the store and ChatCore (ordo-one/benchmark).
 // Run from this directory: swift package --disable-sandbox benchmark
 import PackageDescription
 
@@ -31,6 +31,18 @@ let package = Package(
                 .product(name: "ChatCore", package: "chat-gateway"),
             ],
             path: "Benchmarks/StorageBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+        .executableTarget(
+            name: "ChatCoreBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "ChatCore", package: "chat-gateway"),
+            ],
+            path: "Benchmarks/ChatCoreBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),

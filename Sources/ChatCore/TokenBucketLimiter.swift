@@ -32,14 +32,19 @@ public struct TokenBucketLimiter<Key: Hashable & Sendable>: Sendable {
     /// Takes one token of `key` at `now`, or says when one will be there.
     public mutating func take(_ key: Key, now: Milliseconds) -> Decision {
         let t = now * 1_000_000
-        let full = max(fullAt[key] ?? t, t)
+        let index = fullAt.index(forKey: key)
+        let full = max(index.map { fullAt.values[$0] } ?? t, t)
         let ahead = full - t
         if ahead > tolerance {
             let wait = ahead - tolerance
             return .limited(retryAfterMs: (wait + 999_999) / 1_000_000)
         }
-        fullAt[key] = full + interval
-        if fullAt.count > pruneThreshold { forgetFullBuckets(at: t) }
+        if let index {
+            fullAt.values[index] = full + interval
+        } else {
+            fullAt[key] = full + interval
+            if fullAt.count > pruneThreshold { forgetFullBuckets(at: t) }
+        }
         return .admitted
     }
 

@@ -16,6 +16,10 @@ public final class EventLoop: @unchecked Sendable {
     let plaintextBuffer: UnsafeMutableRawBufferPointer
     /// Seconds since the loop started, advanced by the sweep.
     public private(set) var tick: UInt64 = 0
+    /// Unsent output of all its connections, summed by the last sweep.
+    public private(set) var queuedOutputBytes = 0
+    /// Runs on the loop after every sweep (once a second); set it on the loop.
+    public var sweepObserver: (@Sendable (EventLoop) -> Void)?
 
     private var connections: [ObjectIdentifier: SocketConnection] = [:]
     private var pendingFlush: [SocketConnection] = []
@@ -89,10 +93,14 @@ public final class EventLoop: @unchecked Sendable {
 
     private func sweep() {
         tick += 1
+        var queued = 0
         for connection in Array(connections.values) {
             connection.handler?.connectionTick(connection, tick: tick)
             connection.sweep(tick: tick)
+            queued += connection.queuedByteCount
         }
+        queuedOutputBytes = queued
+        sweepObserver?(self)
     }
 }
 

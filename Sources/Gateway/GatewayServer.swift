@@ -15,12 +15,20 @@ public final class GatewayServer: @unchecked Sendable {
     private let logger: Logger
     private(set) var router: HTTPRouter
     private var store: (any Store)?
+    let metrics = GatewayMetrics()
 
     init(settings: TransportSettings, logger: Logger) throws {
         self.settings = settings
         self.logger = logger
         group = EventLoopGroup(count: settings.eventLoops)
-        router = HTTPRouter(echoEnabled: settings.echoEnabled)
+        router = HTTPRouter(echoEnabled: settings.echoEnabled, metrics: metrics)
+        let metrics = self.metrics
+        for loop in group.loops {
+            metrics.writeQueueBytes(loop: loop.index, bytes: 0)
+            loop.execute {
+                loop.sweepObserver = { loop in metrics.writeQueueBytes(loop: loop.index, bytes: loop.queuedOutputBytes) }
+            }
+        }
         if let certificate = settings.certificateFile, let key = settings.privateKeyFile {
             tls = try TLSContext.server(certificateFile: certificate, privateKeyFile: key)
         } else {
@@ -41,17 +49,21 @@ public final class GatewayServer: @unchecked Sendable {
     static func make(settings: TransportSettings, chat: ChatSettings, logger: Logger, clock: any ChatCore.Clock) async throws -> GatewayServer {
         let server = try GatewayServer(settings: settings, logger: logger)
         let tokens = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
-        let store = try SQLiteStore(directory: chat.dataDirectory, synchronous: chat.synchronous)
+        let metrics = server.metrics
+        let store = try SQLiteStore(directory: chat.dataDirectory, synchronous: chat.synchronous) { writes, nanoseconds in
+            metrics.groupCommitBatchSize.record(writes)
+            metrics.groupCommitLatency.recordNanoseconds(Int64(nanoseconds))
+        }
         let push: any PushSink
         switch chat.push {
         case .none: push = NoPushSink()
-        case .file(let path): push = try JSONLinesPushSink(path: path)
-        case .webhook(let url): push = WebhookPushSink(url: url, logger: logger)
+        case .file(let path): push = try JSONLinesPushSink(path: path, metrics: metrics)
+        case .webhook(let url): push = WebhookPushSink(url: url, logger: logger, metrics: metrics)
         }
         let service = try ChatService(store: store, push: push, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
-                                      settings: chat.service, loops: server.group.loops, logger: logger)
+                                      settings: chat.service, loops: server.group.loops, logger: logger, metrics: metrics)
         server.store = store
-        server.router = HTTPRouter(echoEnabled: settings.echoEnabled, chat: service,
+        server.router = HTTPRouter(echoEnabled: settings.echoEnabled, metrics: metrics, chat: service,
                                    admin: AdminAPI(service: service, apiKey: chat.adminAPIKey))
         return server
     }
@@ -60,7 +72,7 @@ public final class GatewayServer: @unchecked Sendable {
     @discardableResult
     public func start() throws -> Int {
         let router = self.router
-        let observer = ConnectionObserver(logger: logger)
+        let observer = ConnectionObserver(logger: logger, metrics: metrics)
         let settings = self.settings
         let tls = self.tls
         let listener = try Listener(host: settings.host, port: settings.port, group: group) { fd, loop in

@@ -17,11 +17,13 @@ import Synchronization
 /// - A batch-level failure (BEGIN, COMMIT, I/O) rolls everything back and every
 ///   completion of the batch gets `.failure`; nothing of it is visible, and the
 ///   seq counters are restored (no gap).
-final class GroupCommitWriter: Sendable {
+public final class GroupCommitWriter: Sendable {
     typealias Completion = @Sendable (Result<StoreWriteResult, StoreError>) -> Void
     /// Runs inside the transaction just before COMMIT; throwing fails the batch.
     /// Test-only fault injection.
     typealias CommitHook = @Sendable ([StoreWrite]) throws(StoreError) -> Void
+    /// Told each committed batch's number of writes and its BEGIN…COMMIT time in nanoseconds.
+    public typealias CommitObserver = @Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void
 
     private struct Pending: Sendable {
         /// nil: a `flush()` barrier.
@@ -39,12 +41,15 @@ final class GroupCommitWriter: Sendable {
     private let applier: Mutex<WriteApplier>
     private let queue: DispatchQueue
     private let beforeCommit: CommitHook?
+    private let commitObserver: CommitObserver?
     private static let onWriterQueue = DispatchSpecificKey<Bool>()
 
-    init(connection: sending SQLiteConnection, label: String, beforeCommit: CommitHook? = nil) {
+    init(connection: sending SQLiteConnection, label: String, beforeCommit: CommitHook? = nil,
+         commitObserver: CommitObserver? = nil) {
         self.applier = Mutex(WriteApplier(connection: connection))
         self.queue = DispatchQueue(label: label, qos: .userInitiated)
         self.beforeCommit = beforeCommit
+        self.commitObserver = commitObserver
         queue.setSpecific(key: Self.onWriterQueue, value: true)
     }
 
@@ -82,7 +87,11 @@ final class GroupCommitWriter: Sendable {
             }
             if batch.isEmpty { return }
             let writes = batch.map(\.write)
+            let start = DispatchTime.now().uptimeNanoseconds
             let results = applier.withLock { applier in commit(writes, with: applier) }
+            if let commitObserver, writes.contains(where: { $0 != nil }), case .success? = results.first {
+                commitObserver(writes.count, DispatchTime.now().uptimeNanoseconds - start)
+            }
             for (item, result) in zip(batch, results) { item.completion(result) }
         }
     }

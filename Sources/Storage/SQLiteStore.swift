@@ -35,14 +35,17 @@ public final class SQLiteStore: Store {
     /// - Parameters:
     ///   - synchronous: the writer's `PRAGMA synchronous`.
     ///   - readerCount: reader connections (each with its own queue).
-    public convenience init(directory: String, synchronous: Synchronous, readerCount: Int = 2) throws(StoreError) {
-        try self.init(directory: directory, synchronous: synchronous, readerCount: readerCount, beforeCommit: nil)
+    ///   - commitObserver: told the size and duration of every committed batch (metrics).
+    public convenience init(directory: String, synchronous: Synchronous, readerCount: Int = 2,
+                            commitObserver: GroupCommitWriter.CommitObserver? = nil) throws(StoreError) {
+        try self.init(directory: directory, synchronous: synchronous, readerCount: readerCount, beforeCommit: nil,
+                      commitObserver: commitObserver)
     }
 
     /// `beforeCommit` runs in each batch's transaction just before COMMIT;
     /// throwing fails the batch (fault injection for tests).
     init(directory: String, synchronous: Synchronous, readerCount: Int,
-         beforeCommit: GroupCommitWriter.CommitHook?) throws(StoreError) {
+         beforeCommit: GroupCommitWriter.CommitHook?, commitObserver: GroupCommitWriter.CommitObserver? = nil) throws(StoreError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -65,7 +68,8 @@ public final class SQLiteStore: Store {
         try Migrations.apply(on: connection)
         self.databasePath = path
         self.readers = try ReaderPool(path: path, count: readerCount, label: "chat.store.reader")
-        self.writer = GroupCommitWriter(connection: connection, label: "chat.store.writer", beforeCommit: beforeCommit)
+        self.writer = GroupCommitWriter(connection: connection, label: "chat.store.writer", beforeCommit: beforeCommit,
+                                        commitObserver: commitObserver)
     }
 
     public func loadSnapshot() throws(StoreError) -> StoreSnapshot {

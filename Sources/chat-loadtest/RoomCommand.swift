@@ -24,10 +24,26 @@ struct RoomCommand: ParsableCommand {
     @Option(help: "Members of the channel, one connection each.")
     var members = 1000
 
-    @Option(help: "How many of the members send (members 0…N-1; default 10, at most --members).")
+    @Option(help: """
+        How many of the members send (members 0…N-1, at most --members). Default: open loop, enough that none \
+        exceeds --user-rate; saturating, 10.
+        """)
     var publishers: Int?
 
-    private var publisherCount: Int { publishers ?? min(10, members) }
+    @Option(name: .customLong("user-rate"), help: "The gateway's limits.userMessagesPerSecond, to pick --publishers for --rate.")
+    var userRate: Double = 5
+
+    private var publisherCount: Int {
+        if let publishers { return publishers }
+        guard rate > 0 else { return min(10, members) }
+        return min(members, max(1, Int((rate / userRate).rounded(.up))))
+    }
+
+    @Option(name: .customLong("stalled-members"), help: """
+        Extra channel members that connect and never read (slow consumers; plain ws only). The report says how \
+        the gateway closed each one; they are not counted in deliveries.
+        """)
+    var stalledMembers = 0
 
     @Option(help: "Total messages per second over all publishers, open loop; 0 saturates.")
     var rate: Double = 0
@@ -79,6 +95,17 @@ struct RoomCommand: ParsableCommand {
         }
         guard (1...5000).contains(size) else { throw ValidationError("--size must be 1…5000 (maxTextLength)") }
         guard blockEach >= 0 else { throw ValidationError("--block-each must be ≥ 0") }
+        guard userRate > 0 else { throw ValidationError("--user-rate must be positive") }
+        if rate > 0, publishers == nil, rate / userRate > Double(members) {
+            throw ValidationError("""
+                --rate \(rate) needs more than --members publishers at --user-rate \(userRate); raise the gateway's \
+                limits.userMessagesPerSecond and pass it as --user-rate
+                """)
+        }
+        guard stalledMembers >= 0 else { throw ValidationError("--stalled-members must be ≥ 0") }
+        if stalledMembers > 0 && (tls || url.hasPrefix("wss://")) {
+            throw ValidationError("--stalled-members works over plain ws only")
+        }
         guard (1...64).contains(loops) else { throw ValidationError("--loops must be 1…64") }
         guard window >= 1, connectRate > 0, adminConcurrency >= 1 else {
             throw ValidationError("--window, --connect-rate and --admin-concurrency must be positive")
@@ -96,15 +123,24 @@ struct RoomCommand: ParsableCommand {
 
         let provisionStart = MonotonicClock.now()
         let admin = AdminClient(address: address, apiKey: adminKey, tls: tlsContext, group: group, concurrency: adminConcurrency)
-        let provisioner = RoomProvisioner(admin: admin, prefix: userPrefix, members: members, blockEach: blockEach)
+        let provisioner = RoomProvisioner(admin: admin, prefix: userPrefix, members: members, blockEach: blockEach,
+                                          stalled: stalledMembers)
         let room = try provisioner.provision { Console.error("chat-loadtest: \($0)") }
         let provisionSeconds = Double(MonotonicClock.now() - provisionStart) / 1e9
         Console.error("chat-loadtest: provisioned channel \(room.channelID) in \(Format.fixed(provisionSeconds, 1)) s")
 
         let plan = RunPlan(address: address, tls: tlsContext, channelID: room.channelID, members: members,
                            publishers: publisherCount, textSize: size)
+        let stalled = try room.stalledTokens.map { token throws(LoadTestError) in
+            try StalledMember(address: address, token: token)
+        }
         let outcome = RoomRun(settings: settings, plan: plan, tokens: room.tokens, group: group).run()
-        let report = RunReport(settings: settings, provisionSeconds: provisionSeconds, outcome: outcome)
+        var report = RunReport(settings: settings, provisionSeconds: provisionSeconds, outcome: outcome)
+        for member in stalled {
+            let (ending, bytes) = member.drain()
+            report.stalledEndings[ending.description, default: 0] += 1
+            report.stalledBytes += bytes
+        }
         Console.output(json ? report.json() : report.table())
         if !report.isClean { throw ExitCode(1) }
     }

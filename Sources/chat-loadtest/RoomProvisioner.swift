@@ -1,29 +1,34 @@
 /// Creates what a `room` run needs through the admin API: the member users
 /// `P-u0…`, one token each, one group channel of all of them and, with
 /// `--block-each K`, K outside users `P-x0…` that every member blocks (so every
-/// recipient connection carries a K-entry blocked set while deliveries stay the same).
+/// recipient connection carries a K-entry blocked set while deliveries stay the same);
+/// with `--stalled-members S`, S more channel members `P-s0…` that never read.
 struct RoomProvisioner {
     let admin: AdminClient
     let prefix: String
     let members: Int
     let blockEach: Int
+    var stalled = 0
     let tokenTTLSeconds = 3600
 
     struct Room: Sendable {
         var channelID: String
         var userIDs: [String]
         var tokens: [String]
+        var stalledTokens: [String]
     }
 
     func member(_ index: Int) -> String { "\(prefix)-u\(index)" }
+    func stalledMember(_ index: Int) -> String { "\(prefix)-s\(index)" }
     func outsider(_ index: Int) -> String { "\(prefix)-x\(index)" }
 
     func provision(log: (String) -> Void) throws(LoadTestError) -> Room {
         let userIDs = (0..<members).map(member)
         let outsiders = (0..<blockEach).map(outsider)
+        let stalledIDs = (0..<stalled).map(stalledMember)
 
-        log("creating \(userIDs.count + outsiders.count) users")
-        _ = try admin.run((userIDs + outsiders).map { .post("/v1/admin/users", "{\"id\":\(JSONText.quote($0))}") })
+        log("creating \(userIDs.count + outsiders.count + stalledIDs.count) users")
+        _ = try admin.run((userIDs + outsiders + stalledIDs).map { .post("/v1/admin/users", "{\"id\":\(JSONText.quote($0))}") })
 
         if blockEach > 0 {
             var calls: [AdminClient.Call] = []
@@ -42,20 +47,26 @@ struct RoomProvisioner {
         }
 
         log("creating the group channel")
-        let channel = try admin.run(.post("/v1/admin/channels", "{\"type\":\"group\",\"name\":\"loadtest\",\"userIds\":\(JSONText.array(userIDs))}"))
+        let channel = try admin.run(.post("/v1/admin/channels", "{\"type\":\"group\",\"name\":\"loadtest\",\"userIds\":\(JSONText.array(userIDs + stalledIDs))}"))
         guard let channelID = JSONText.firstString("id", in: channel.bodyText) else {
             throw LoadTestError("channel create answered without an id: \(channel.bodyText.prefix(200))")
         }
 
-        log("issuing \(members) tokens")
-        let answers = try admin.run(userIDs.map { .post("/v1/admin/tokens", "{\"userId\":\(JSONText.quote($0)),\"ttlSeconds\":\(tokenTTLSeconds)}") })
+        log("issuing \(members + stalled) tokens")
+        let tokens = try issueTokens(userIDs + stalledIDs)
+        return Room(channelID: channelID, userIDs: userIDs, tokens: Array(tokens.prefix(members)),
+                    stalledTokens: Array(tokens.dropFirst(members)))
+    }
+
+    private func issueTokens(_ users: [String]) throws(LoadTestError) -> [String] {
+        let answers = try admin.run(users.map { .post("/v1/admin/tokens", "{\"userId\":\(JSONText.quote($0)),\"ttlSeconds\":\(tokenTTLSeconds)}") })
         var tokens: [String] = []
-        for (user, answer) in zip(userIDs, answers) {
+        for (user, answer) in zip(users, answers) {
             guard let token = JSONText.firstString("token", in: answer.bodyText) else {
                 throw LoadTestError("token for \(user) missing from \(answer.bodyText.prefix(200))")
             }
             tokens.append(token)
         }
-        return Room(channelID: channelID, userIDs: userIDs, tokens: tokens)
+        return tokens
     }
 }

@@ -3,6 +3,9 @@ struct RunReport {
     var settings: RunSettings
     var provisionSeconds: Double
     var outcome: RunOutcome
+    /// `--stalled-members`: how the gateway ended each, and the bytes they had received.
+    var stalledEndings: [String: Int] = [:]
+    var stalledBytes = 0
 
     private var c: LoopCounters { outcome.counters }
     private var deliveriesPerSecond: Double {
@@ -45,6 +48,10 @@ struct RunReport {
             rows.append(("closed by peer", "\(count) × \(reason)"))
         }
         for sample in outcome.errorSamples { rows.append(("error reply", sample)) }
+        if !stalledEndings.isEmpty {
+            let endings = stalledEndings.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
+            rows.append(("stalled members", "\(endings); \(Format.grouped(stalledBytes)) bytes reached them"))
+        }
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { Format.padded($0.0, width) + "  " + $0.1 }.joined(separator: "\n") + "\n"
     }
@@ -97,6 +104,9 @@ struct RunReport {
         add("ackLatencyMs", latency(outcome.ackLatency))
         add("cpuSeconds", object([("user", number(outcome.cpuTotal.user)), ("system", number(outcome.cpuTotal.system)),
                                   ("window", number(outcome.cpuWindow.total))]))
+        if !stalledEndings.isEmpty {
+            add("stalled", object([("endings", counts(stalledEndings)), ("bytesReceived", String(stalledBytes))]))
+        }
         add("errorSamples", "[" + outcome.errorSamples.map(JSONText.quote).joined(separator: ",") + "]")
         add("clean", String(isClean))
         return "{" + fields.joined(separator: ",") + "}\n"

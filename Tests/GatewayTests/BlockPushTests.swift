@@ -144,4 +144,32 @@ struct BlockPushTests {
         #expect(push.lines(for: "alice", messageID: sentID).isEmpty)
         #expect(try alice.receivedTexts() == [])
     }
+
+    @Test("a member whose last connection closed is pushed to again; one of two devices closing is not enough")
+    func pushAfterGoingOffline() async throws {
+        let (gateway, log) = try await BlockFixture.gateway(push: true)
+        let push = try #require(log)
+        try await gateway.createUsers(["carol"])
+        let bob = try await gateway.connect("bob")
+        let marker = try await PushMarker.make(gateway, sender: bob, log: push)
+        let phone = try await gateway.connect("alice", query: "&device=phone")
+        let laptop = try await gateway.connect("alice", query: "&device=laptop")
+        let id = try bob.createGroup(["alice", "carol"])
+
+        phone.connection.dropConnection()
+        _ = try await gateway.admin("GET", "/v1/admin/users/alice")  // a round trip through the core after the close
+        let stillOnline = try gateway.say(bob, id, "laptop still online")
+        let stillOnlineID = try #require(stillOnline["id"] as? String)
+        #expect(try await push.waitForLine(user: "carol", messageID: stillOnlineID))
+        try await marker.settle()
+        #expect(push.lines(for: "alice", messageID: stillOnlineID).isEmpty)
+
+        laptop.connection.dropConnection()
+        var pushed = false
+        for attempt in 0..<5 where !pushed {
+            let sent = try gateway.say(bob, id, "offline now \(attempt)")
+            pushed = try await push.waitForLine(user: "alice", messageID: try #require(sent["id"] as? String))
+        }
+        #expect(pushed, "alice got no push after her last connection closed")
+    }
 }

@@ -49,7 +49,7 @@ struct DurabilityTests {
         let port: Int
         let logPath: String
 
-        init(dataDirectory: String, workingDirectory: String) throws {
+        init(dataDirectory: String, workingDirectory: String, environment overrides: [String: String] = [:]) throws {
             port = try DurabilityTests.freePort()
             logPath = workingDirectory + "/gateway-\(port).log"
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -63,6 +63,7 @@ struct DurabilityTests {
             // Concurrency is the point here, not throttling (§6).
             environment["CHAT_GATEWAY_LIMITS_USERMESSAGESPERSECOND"] = "100000"
             environment["CHAT_GATEWAY_LIMITS_USERMESSAGEBURST"] = "100000"
+            environment.merge(overrides) { $1 }
             process.environment = environment
             let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
             process.standardOutput = log

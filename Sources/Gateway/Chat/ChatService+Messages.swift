@@ -5,13 +5,14 @@ extension ChatService {
     func messageSend(id: JSONValue, session: ChatSession, channelID: ChannelID, text: String, dataJSON: String?,
                      clientMessageID: String?) throws(ChatError) {
         let sender = session.userID
+        metrics.messagesReceived.increment()
         let channel = try directory.memberChannel(channelID, of: sender)
         if text.count > settings.maxTextLength {
             throw ChatError(.messageTooLong, "text is longer than \(settings.maxTextLength) characters")
         }
         let box = UncheckedBox(session)
         guard let clientMessageID else {
-            try takeSendToken(sender)
+            try takeSendToken(session)
             commit(draft(channel: channel, sender: sender, text: text, dataJSON: dataJSON, clientMessageID: nil),
                   session: box, id: id, key: nil)
             return
@@ -33,7 +34,7 @@ extension ChatService {
                         reply(box.value, id: id) { WireEncoding.write(stored, to: &$0) }
                     case .success(nil):
                         do throws(ChatError) {
-                            try takeSendToken(sender)
+                            try takeSendToken(box.value)
                         } catch {
                             settle(key, with: .failure(error))
                             reply(box.value, id: id, error: error)
@@ -52,8 +53,18 @@ extension ChatService {
 
     /// Spends one of the sender's tokens (§6), or throws ERR_RATE_LIMITED with when to retry.
     /// Only a message about to be stored spends one: invalid sends and retries of a stored message do not.
-    private func takeSendToken(_ sender: UserID) throws(ChatError) {
-        guard case .limited(let retryAfterMs)? = userMessageRates?.take(sender, now: clock.monotonicNow()) else { return }
+    private func takeSendToken(_ session: ChatSession) throws(ChatError) {
+        guard case .limited(let retryAfterMs)? = userMessageRates?.take(session.userNumber, now: clock.monotonicNow()) else {
+            limitedUsers.remove(session.userNumber)
+            return
+        }
+        metrics.messagesRateLimited.increment()
+        // One line when a user starts hitting the limit, not one per rejected send.
+        if limitedUsers.insert(session.userNumber).inserted {
+            logger.notice("message.rate_limited", metadata: [
+                "conn": "\(session.connectionID)", "user": "\(session.userID)", "retryAfterMs": "\(retryAfterMs)",
+            ])
+        }
         throw ChatError(.rateLimited, "over \(settings.userMessagesPerSecond) messages per second; retry in \(retryAfterMs) ms",
                         retryAfterMs: retryAfterMs)
     }
@@ -113,6 +124,7 @@ extension ChatService {
             switch outcome {
             case .success(.message(let stored)):
                 if let key { settle(key, with: .success(stored)) }
+                metrics.messagesStored.increment()
                 guard let channel = directory.channels[stored.channelID] else { return }
                 let relations = senderRelations(stored.senderID, in: channel)
                 directory.record(stored, hiddenFor: relations.listUnmoved)
@@ -124,6 +136,8 @@ extension ChatService {
                 // Open channels deliver at most N a second live; the rest is in history only (§6).
                 if channel.kind != .open || openChannelRates?.admit(channel.id, now: clock.monotonicNow()) ?? true {
                     publish(event, to: stored.channelID, excluding: session.value)
+                } else {
+                    metrics.messagesOpenChannelThrottled.increment()
                 }
                 push.emit(pushEvents(for: stored, in: channel))
             case .success(.done), .failure:

@@ -31,6 +31,7 @@ final class ChatService: @unchecked Sendable {
     let cursors: CursorSealer
     let settings: Settings
     let logger: Logger
+    let metrics: GatewayMetrics
     var maxQueuedOutputBytes: Int { settings.maxQueuedOutputBytes }
 
     /// Core state, touched only on `queue`.
@@ -43,17 +44,20 @@ final class ChatService: @unchecked Sendable {
     var clientMessages: [ClientMessageKey: ClientMessageState] = [:]
     var relationsCache = SenderRelationsCache()
     /// §6 limits; nil when turned off.
-    var userMessageRates: TokenBucketLimiter<UserID>?
+    var userMessageRates: TokenBucketLimiter<UserNumber>?
     var openChannelRates: SlidingWindowLimiter<ChannelID>?
+    /// Users whose last send was rejected (their next rejection is not logged again).
+    var limitedUsers: Set<UserNumber> = []
 
     init(store: any Store, push: any PushSink, tokens: TokenAuthority, clock: any ChatCore.Clock, cursorSecret: String,
-         settings: Settings, loops: [EventLoop], logger: Logger) throws(StoreError) {
+         settings: Settings, loops: [EventLoop], logger: Logger, metrics: GatewayMetrics = GatewayMetrics()) throws(StoreError) {
         self.store = store
         self.push = push
         self.tokens = tokens
         self.clock = clock
         self.settings = settings
         self.logger = logger
+        self.metrics = metrics
         cursors = CursorSealer(secret: cursorSecret)
         if settings.userMessagesPerSecond > 0 {
             userMessageRates = TokenBucketLimiter(ratePerSecond: settings.userMessagesPerSecond,
@@ -62,7 +66,7 @@ final class ChatService: @unchecked Sendable {
         if settings.openChannelMessagesPerSecond > 0 {
             openChannelRates = SlidingWindowLimiter(limit: settings.openChannelMessagesPerSecond)
         }
-        for loop in loops { shards[loop.index] = HubShard(loop: loop) }
+        for loop in loops { shards[loop.index] = HubShard(loop: loop, metrics: metrics) }
         let snapshot = try store.loadSnapshot()
         directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
                        lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks)

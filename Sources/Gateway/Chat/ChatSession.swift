@@ -93,9 +93,13 @@ final class ChatSession: WebSocketApplication {
     /// A connection whose unsent output passed the bound is closed as a slow
     /// consumer (4000): it stops growing, and nobody else waits for it.
     private func closeIfSlow(_ socket: WebSocketChannel) {
-        if socket.socket.queuedByteCount > service.maxQueuedOutputBytes {
-            socket.close(code: .slowConsumer, reason: "slow consumer")
-        }
+        let queued = socket.socket.queuedByteCount
+        guard queued > service.maxQueuedOutputBytes, socket.isOpen else { return }
+        service.metrics.slowConsumerCloses.increment()
+        service.logger.warning("connection.slow_consumer", metadata: [
+            "conn": "\(socket.socket.id)", "user": "\(userID)", "queuedBytes": "\(queued)",
+        ])
+        socket.close(code: .slowConsumer, reason: "slow consumer")
     }
 
     /// Closes with `code` (deactivation, shutdown).

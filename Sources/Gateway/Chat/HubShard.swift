@@ -1,4 +1,5 @@
 import ChatCore
+import Dispatch
 import EventLoop
 import WebSocket
 
@@ -7,11 +8,13 @@ import WebSocket
 /// (hence `@unchecked Sendable`: it is handed to its loop, never shared).
 final class HubShard: @unchecked Sendable {
     let loop: EventLoop
+    private let metrics: GatewayMetrics
     private var channelSessions: [ChannelID: [ChatSession]] = [:]
     private var userSessions: [UserID: [ChatSession]] = [:]
 
-    init(loop: EventLoop) {
+    init(loop: EventLoop, metrics: GatewayMetrics) {
         self.loop = loop
+        self.metrics = metrics
     }
 
     func register(_ session: ChatSession, channels: Set<ChannelID>) {
@@ -52,30 +55,36 @@ final class HubShard: @unchecked Sendable {
     /// a `message.new` is checked against each session's blocked sets first.
     func deliver(_ event: SharedEvent, to channel: ChannelID, excluding excluded: ObjectIdentifier?) {
         guard let sessions = channelSessions[channel] else { return }
-        guard let origin = event.origin else {
-            for session in sessions where ObjectIdentifier(session) != excluded { session.deliver(event) }
-            return
-        }
-        guard let related = origin.related ?? (origin.hiddenFrom == nil ? nil : []) else {
-            // Nobody is blocked with the sender: no per-recipient check at all.
-            for session in sessions where ObjectIdentifier(session) != excluded { session.deliver(event) }
-            return
-        }
-        for session in sessions where ObjectIdentifier(session) != excluded {
-            if origin.hiddenFrom == session.userNumber { continue }
-            guard related.contains(session.userNumber) else {
+        var delivered = 0
+        var suppressed = 0
+        if let origin = event.origin, let related = origin.related ?? (origin.hiddenFrom == nil ? nil : []) {
+            for session in sessions where ObjectIdentifier(session) != excluded {
+                if origin.hiddenFrom == session.userNumber || (related.contains(session.userNumber) && !delivers(origin, to: session)) {
+                    suppressed += 1
+                    continue
+                }
                 session.deliver(event)
-                continue
+                delivered += 1
             }
-            let relation = DeliveryPolicy.Relation(
-                recipientBlockedSender: session.blocked.contains(origin.sender),
-                senderBlockedRecipient: session.blockedBy.contains(origin.sender))
-            if relation != .none && !DeliveryPolicy.deliversLive(
-                kind: origin.kind, mode: origin.mode, relation: relation, hideBlocked: session.hideBlocked) {
-                continue
+        } else {
+            // Not a message, or nobody in the channel is blocked with its sender: no per-recipient check.
+            for session in sessions where ObjectIdentifier(session) != excluded {
+                session.deliver(event)
+                delivered += 1
             }
-            session.deliver(event)
         }
+        guard event.origin != nil else { return }
+        metrics.deliveries.increment(by: delivered)
+        if suppressed > 0 { metrics.deliveriesSuppressedByBlocking.increment(by: suppressed) }
+        metrics.fanOutLatency.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds &- event.publishedAt))
+    }
+
+    private func delivers(_ origin: SharedEvent.Origin, to session: ChatSession) -> Bool {
+        let relation = DeliveryPolicy.Relation(
+            recipientBlockedSender: session.blocked.contains(origin.sender),
+            senderBlockedRecipient: session.blockedBy.contains(origin.sender))
+        return relation == .none
+            || DeliveryPolicy.deliversLive(kind: origin.kind, mode: origin.mode, relation: relation, hideBlocked: session.hideBlocked)
     }
 
     /// Applies a block change to the sessions of both users on this loop.
@@ -121,6 +130,8 @@ final class SharedEvent: @unchecked Sendable {
     /// The payload as one unmasked, uncompressed text frame.
     let frame: [UInt8]
     let origin: Origin?
+    /// Monotonic nanoseconds when the core handed it to the shards (fan-out latency).
+    let publishedAt = DispatchTime.now().uptimeNanoseconds
 
     init(payload: [UInt8], origin: Origin? = nil) {
         self.payload = payload

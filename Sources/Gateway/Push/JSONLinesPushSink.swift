@@ -7,8 +7,10 @@ import Glibc
 final class JSONLinesPushSink: PushSink, @unchecked Sendable {
     private let queue = DispatchQueue(label: "chat-gateway.push.file")
     private let fd: Int32
+    private let metrics: GatewayMetrics?
 
-    init(path: String) throws(PushSinkError) {
+    init(path: String, metrics: GatewayMetrics? = nil) throws(PushSinkError) {
+        self.metrics = metrics
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw PushSinkError("cannot open push file \(path): errno \(errno)") }
     }
@@ -17,7 +19,7 @@ final class JSONLinesPushSink: PushSink, @unchecked Sendable {
 
     func emit(_ events: [PushEvent]) {
         guard !events.isEmpty else { return }
-        queue.async { [fd] in
+        queue.async { [fd, metrics] in
             var lines: [UInt8] = []
             for event in events {
                 lines += event.json
@@ -29,6 +31,7 @@ final class JSONLinesPushSink: PushSink, @unchecked Sendable {
                 if n <= 0 { break }
                 offset += n
             }
+            metrics?.push(sink: "file", outcome: offset == lines.count ? "written" : "failed", count: events.count)
         }
     }
 

@@ -13,17 +13,20 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
     private let url: URL
     private let session: URLSession
     private let logger: Logger
+    private let metrics: GatewayMetrics?
     private let queue = DispatchQueue(label: "chat-gateway.push.webhook")
     private let capacity: Int
     private var pending: [PushEvent] = []
-    private var inFlight = false
+    /// The batch being posted, out of `pending` so drops never touch it; put back in front on failure.
+    private var inFlight: [PushEvent]?
     private var backoff: Double = 0
     private var dropped = 0
 
-    init(url: URL, capacity: Int = 10_000, logger: Logger) {
+    init(url: URL, capacity: Int = 10_000, logger: Logger, metrics: GatewayMetrics? = nil) {
         self.url = url
         self.capacity = capacity
         self.logger = logger
+        self.metrics = metrics
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 10
         session = URLSession(configuration: configuration)
@@ -37,6 +40,7 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
                 let excess = pending.count - capacity
                 pending.removeFirst(excess)
                 dropped += excess
+                metrics?.push(sink: "webhook", outcome: "dropped", count: excess)
                 logger.warning("push.dropped", metadata: ["sink": "webhook", "count": "\(excess)", "total": "\(dropped)"])
             }
             sendNext()
@@ -45,9 +49,10 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
 
     /// On `queue`.
     private func sendNext() {
-        guard !inFlight, !pending.isEmpty else { return }
-        inFlight = true
+        guard inFlight == nil, !pending.isEmpty else { return }
         let batch = Array(pending.prefix(500))
+        pending.removeFirst(batch.count)
+        inFlight = batch
         var body: [UInt8] = [UInt8(ascii: "[")]
         for (index, event) in batch.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
@@ -61,12 +66,14 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
         session.dataTask(with: request) { [self] _, response, error in
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
             queue.async { [self] in
-                inFlight = false
+                inFlight = nil
                 if error == nil, (200..<300).contains(status) {
-                    pending.removeFirst(min(batch.count, pending.count))
+                    metrics?.push(sink: "webhook", outcome: "delivered", count: batch.count)
                     backoff = 0
                     sendNext()
                 } else {
+                    metrics?.push(sink: "webhook", outcome: "retried", count: batch.count)
+                    pending.insert(contentsOf: batch, at: 0)
                     backoff = min(max(backoff * 2, 0.5), 30)
                     logger.warning("push.webhook_failed", metadata: ["status": "\(status)", "retryInSeconds": "\(backoff)"])
                     queue.asyncAfter(deadline: .now() + backoff) { [self] in sendNext() }
@@ -78,7 +85,7 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
     func flush() {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
-            if queue.sync(execute: { pending.isEmpty && !inFlight }) { return }
+            if queue.sync(execute: { pending.isEmpty && inFlight == nil }) { return }
             Thread.sleep(forTimeInterval: 0.02)
         }
     }

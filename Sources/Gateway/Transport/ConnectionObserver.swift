@@ -2,9 +2,10 @@ import EventLoop
 import Logging
 import WebSocket
 
-/// Logs connection lifecycle events, one JSON line each.
+/// Logs connection lifecycle events, one JSON line each, and counts them.
 struct ConnectionObserver: Sendable {
     var logger: Logger
+    var metrics: GatewayMetrics
 
     func webSocketOpened(_ connection: SocketConnection, path: String, deflate: Bool, user: String?) {
         var metadata: Logger.Metadata = [
@@ -13,17 +14,21 @@ struct ConnectionObserver: Sendable {
         ]
         if let user { metadata["user"] = "\(user)" }
         logger.info("connection.open", metadata: metadata)
+        metrics.handshake("accepted")
+        metrics.connections(tls: connection.isTLS).increment()
     }
 
     func webSocketClosed(_ connection: SocketConnection, code: CloseCode?, user: String?) {
         var metadata: Logger.Metadata = ["conn": "\(connection.id)", "code": "\(code?.rawValue ?? 1006)"]
         if let user { metadata["user"] = "\(user)" }
         logger.info("connection.close", metadata: metadata)
+        metrics.connections(tls: connection.isTLS).decrement()
     }
 
     func handshakeRejected(_ connection: SocketConnection, status: Int, reason: String) {
         logger.info("handshake.rejected", metadata: [
             "conn": "\(connection.id)", "status": "\(status)", "reason": "\(reason)",
         ])
+        metrics.handshake(String(status))
     }
 }

@@ -98,6 +98,13 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func resume(with decision: HTTPRouter.Decision, on connection: SocketConnection) {
         switch phase {
         case .deciding(let request, let leftover):
+            if router.isDraining, case .upgrade(_, let application) = decision {
+                // Decided after the drain began: refuse rather than open a WebSocket nobody will close.
+                application.webSocketAbandoned()
+                apply(.respond(.error(status: 503, code: "ERR_DRAINING", message: "gateway is draining")),
+                      request: request, leftover: leftover, on: connection)
+                return
+            }
             apply(decision, request: request, leftover: leftover, on: connection)
         case .abandoned:
             phase = .done
@@ -128,12 +135,16 @@ final class HTTPConnectionHandler: ConnectionHandler {
         }
     }
 
-    /// Shutdown: WebSockets get close 1001, anything else is dropped.
+    /// Shutdown: WebSockets get close 1001. A request still arriving or being
+    /// decided is answered (503 for upgrades and `/readyz`), bounded by the
+    /// handshake timeout; anything else is dropped.
     func goAway(_ connection: SocketConnection) {
         switch phase {
         case .webSocket(let channel):
             channel.close(code: .goingAway, reason: "server shutting down")
-        case .request, .deciding, .abandoned, .done:
+        case .request, .deciding:
+            break
+        case .abandoned, .done:
             connection.closeNow()
         }
     }

@@ -13,12 +13,14 @@ final class HTTPRouter: Sendable {
     }
 
     let echoEnabled: Bool
+    let metrics: GatewayMetrics
     let chat: ChatService?
     let admin: AdminAPI?
     private let draining = Atomic<Bool>(false)
 
-    init(echoEnabled: Bool, chat: ChatService? = nil, admin: AdminAPI? = nil) {
+    init(echoEnabled: Bool, metrics: GatewayMetrics, chat: ChatService? = nil, admin: AdminAPI? = nil) {
         self.echoEnabled = echoEnabled
+        self.metrics = metrics
         self.chat = chat
         self.admin = admin
     }
@@ -36,6 +38,9 @@ final class HTTPRouter: Sendable {
         case "/readyz":
             return isDraining ? .respond(.error(status: 503, code: "ERR_DRAINING", message: "gateway is draining"))
                 : .respond(.json(status: 200, "{\"status\":\"ready\"}"))
+        case "/metrics":
+            return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                                         body: metrics.exposition()))
         case "/v1/echo" where echoEnabled:
             return upgrade(request) { upgrade in .upgrade(upgrade, EchoApplication()) }
         case "/v1/ws" where chat != nil:

@@ -16,7 +16,7 @@ final class TestGateway {
     /// A chat gateway (`/v1/ws`, admin API) over a fresh SQLite folder, with a
     /// manual clock starting at the real time.
     static func chat(
-        tls: Bool = false, dataDirectory: String? = nil,
+        tls: Bool = false, dataDirectory: String? = nil, logger: Logger = TestGateway.silentLogger,
         configure: (inout TransportSettings, inout ChatSettings) -> Void = { _, _ in }
     ) async throws -> TestGateway {
         var settings = TransportSettings()
@@ -34,7 +34,7 @@ final class TestGateway {
         chat.service.openChannelMessagesPerSecond = 0
         configure(&settings, &chat)
         let clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
-        let server = try await GatewayServer.make(settings: settings, chat: chat, logger: TestGateway.silentLogger, clock: clock)
+        let server = try await GatewayServer.make(settings: settings, chat: chat, logger: logger, clock: clock)
         return try TestGateway(server: server, tls: tls, dataDirectory: chat.dataDirectory, clock: clock, chat: chat)
     }
 

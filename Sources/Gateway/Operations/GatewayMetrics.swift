@@ -1,0 +1,87 @@
+import CoreMetrics
+import Prometheus
+
+/// Every metric served at `/metrics`: swift-metrics instruments backed by a
+/// Prometheus registry of this gateway's own (not the process-wide
+/// `MetricsSystem`, so several gateways can live in one test process).
+///
+/// Hot paths count in batches: the fan-out adds a shard's deliveries of one
+/// message in one increment, not one per recipient.
+final class GatewayMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+
+    let connectionsPlain: CoreMetrics.Meter
+    let connectionsTLS: CoreMetrics.Meter
+    let messagesReceived: CoreMetrics.Counter
+    let messagesStored: CoreMetrics.Counter
+    /// `message.send` rejected by the per-user rate (§6).
+    let messagesRateLimited: CoreMetrics.Counter
+    /// Stored but not delivered live: over the open-channel rate (§6).
+    let messagesOpenChannelThrottled: CoreMetrics.Counter
+    let deliveries: CoreMetrics.Counter
+    let deliveriesSuppressedByBlocking: CoreMetrics.Counter
+    let slowConsumerCloses: CoreMetrics.Counter
+    let groupCommitBatchSize: CoreMetrics.Recorder
+    let groupCommitLatency: CoreMetrics.Timer
+    let fanOutLatency: CoreMetrics.Timer
+
+    init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets = [
+            "chat_group_commit_duration_seconds": [
+                .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+                .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+                .milliseconds(100), .milliseconds(250), .seconds(1),
+            ],
+            "chat_fanout_duration_seconds": [
+                .microseconds(10), .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500),
+                .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                .milliseconds(100),
+            ],
+        ]
+        factory.valueHistogramBuckets = ["chat_group_commit_batch_size": [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000]]
+        self.factory = factory
+        connectionsPlain = CoreMetrics.Meter(label: "chat_connections", dimensions: [("transport", "ws")], factory: factory)
+        connectionsTLS = CoreMetrics.Meter(label: "chat_connections", dimensions: [("transport", "wss")], factory: factory)
+        messagesReceived = CoreMetrics.Counter(label: "chat_messages_received_total", factory: factory)
+        messagesStored = CoreMetrics.Counter(label: "chat_messages_stored_total", factory: factory)
+        messagesRateLimited = CoreMetrics.Counter(label: "chat_messages_throttled_total", dimensions: [("limit", "user_rate")],
+                                      factory: factory)
+        messagesOpenChannelThrottled = CoreMetrics.Counter(label: "chat_messages_throttled_total", dimensions: [("limit", "open_channel")],
+                                               factory: factory)
+        deliveries = CoreMetrics.Counter(label: "chat_deliveries_total", factory: factory)
+        deliveriesSuppressedByBlocking = CoreMetrics.Counter(label: "chat_deliveries_suppressed_total", dimensions: [("reason", "blocked")],
+                                                 factory: factory)
+        slowConsumerCloses = CoreMetrics.Counter(label: "chat_slow_consumer_closes_total", factory: factory)
+        groupCommitBatchSize = CoreMetrics.Recorder(label: "chat_group_commit_batch_size", factory: factory)
+        groupCommitLatency = CoreMetrics.Timer(label: "chat_group_commit_duration_seconds", factory: factory)
+        fanOutLatency = CoreMetrics.Timer(label: "chat_fanout_duration_seconds", factory: factory)
+        for outcome in ["accepted", "400", "401", "403", "404", "408", "426", "429", "431", "503"] {
+            handshake(outcome, count: 0)
+        }
+    }
+
+    func connections(tls: Bool) -> CoreMetrics.Meter { tls ? connectionsTLS : connectionsPlain }
+
+    /// A finished upgrade attempt: `accepted`, or the HTTP status it was refused with.
+    func handshake(_ outcome: String, count: Int64 = 1) {
+        CoreMetrics.Counter(label: "chat_handshakes_total", dimensions: [("outcome", outcome)], factory: factory).increment(by: count)
+    }
+
+    /// Push events by sink (`file`, `webhook`) and outcome (`written`, `delivered`, `retried`, `dropped`, `failed`).
+    func push(sink: String, outcome: String, count: Int) {
+        CoreMetrics.Counter(label: "chat_push_events_total", dimensions: [("sink", sink), ("outcome", outcome)], factory: factory)
+            .increment(by: Int64(count))
+    }
+
+    /// Unsent output of one loop's connections, as of its last sweep.
+    func writeQueueBytes(loop: Int, bytes: Int) {
+        CoreMetrics.Gauge(label: "chat_write_queue_bytes", dimensions: [("loop", String(loop))], factory: factory).record(bytes)
+    }
+
+    /// The Prometheus text exposition.
+    func exposition() -> [UInt8] {
+        registry.emitToBuffer()
+    }
+}
