@@ -24,6 +24,8 @@ public final class SocketConnection: @unchecked Sendable {
     public private(set) var lastReadTick: UInt64
     /// The loop tick at which `close` began, bounding how long a peer may take to answer it.
     private var closingSinceTick: UInt64 = 0
+    /// A client connect not finished after this many sweeps (seconds) is given up.
+    public var connectTimeoutTicks: UInt64 = 10
     public var closeTimeoutTicks: UInt64 = 5
 
     private let fd: Int32
@@ -80,6 +82,7 @@ public final class SocketConnection: @unchecked Sendable {
         connection.handler = handler
         if let tls { connection.tls = try TLSSession(context: tls, output: connection, serverName: host) }
         loop.execute {
+            connection.closingSinceTick = loop.tick
             loop.register(connection)
             connection.startReading()
             connection.watchWritable()
@@ -114,7 +117,13 @@ public final class SocketConnection: @unchecked Sendable {
     // MARK: reading
 
     private func readAvailable() {
-        guard state != .closed, state != .connecting else { return }
+        guard state != .closed else { return }
+        if state == .connecting {
+            // A refused or failed connect reports readable before writable: settle it here,
+            // or the level-triggered read source would keep firing on the pending error.
+            if Socket.pendingError(fd) != 0 { closeNow() }
+            return
+        }
         let buffer = loop.readBuffer
         for _ in 0..<4 {
             let n = read(fd, buffer.baseAddress, buffer.count)
@@ -279,6 +288,8 @@ public final class SocketConnection: @unchecked Sendable {
 
     func sweep(tick: UInt64) {
         if state == .closing && tick >= closingSinceTick + closeTimeoutTicks {
+            closeNow()
+        } else if state == .connecting && tick >= closingSinceTick + connectTimeoutTicks {
             closeNow()
         }
     }

@@ -20,14 +20,7 @@ final class ChatClient {
     /// Sends `{"id":N,"type":type,…fields}` and returns the reply (ok or error).
     @discardableResult
     func request(_ type: String, _ fields: [String: Any] = [:]) throws -> [String: Any] {
-        let id = nextID
-        nextID += 1
-        var object = fields
-        object["id"] = id
-        object["type"] = type
-        let data = try JSONSerialization.data(withJSONObject: object)
-        try connection.sendText(String(decoding: data, as: UTF8.self))
-        return try reply(to: id)
+        try reply(to: fire(type, fields))
     }
 
     /// Sends a request without waiting; returns its id (collect with `replies(count:)`).
