@@ -24,6 +24,12 @@ public final class EventLoop: @unchecked Sendable {
     private var connections: [ObjectIdentifier: SocketConnection] = [:]
     private var pendingFlush: [SocketConnection] = []
     private var flushScheduled = false
+    /// When the last flush pass ended and how long it took (monotonic ns): the next
+    /// pass waits at least that long, so flushing takes at most half the loop.
+    private var lastFlushEnd: UInt64 = 0
+    private var lastFlushDuration: UInt64 = 0
+    /// The longest a flush pass is deferred, whatever the previous one cost.
+    static let maximumFlushDelay: UInt64 = 5_000_000
     private var sweepTimer: DispatchSourceTimer?
     private let key = DispatchSpecificKey<Int>()
 
@@ -77,18 +83,32 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Flushes `connection` once the current loop turn ends, so everything
     /// queued to it in this turn goes out in one `writev`.
+    ///
+    /// Under load the pass is also deferred by as long as the previous pass took
+    /// (at most `maximumFlushDelay`): with one system call per connection per pass,
+    /// a loop fanning out many messages spends at most half its time writing and
+    /// each `writev` carries every message that arrived meanwhile. Idle loops flush
+    /// at once.
     func scheduleFlush(_ connection: SocketConnection) {
         pendingFlush.append(connection)
         guard !flushScheduled else { return }
         flushScheduled = true
-        queue.async { [unowned self] in flushPending() }
+        let earliest = lastFlushEnd + min(lastFlushDuration, Self.maximumFlushDelay)
+        if DispatchTime.now().uptimeNanoseconds >= earliest {
+            queue.async { [unowned self] in flushPending() }
+        } else {
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: earliest)) { [unowned self] in flushPending() }
+        }
     }
 
     private func flushPending() {
         flushScheduled = false
+        let start = DispatchTime.now().uptimeNanoseconds
         let batch = pendingFlush
         pendingFlush = []
         for connection in batch { connection.flushScheduledWrites() }
+        lastFlushEnd = DispatchTime.now().uptimeNanoseconds
+        lastFlushDuration = lastFlushEnd - start
     }
 
     private func sweep() {

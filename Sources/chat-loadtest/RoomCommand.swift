@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 import EventLoop
 
 /// `chat-loadtest room`: one group channel of `--members` live connections;
@@ -66,6 +69,9 @@ struct RoomCommand: ParsableCommand {
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 
+    @Option(help: "Seconds to wait after provisioning before connecting (lets the gateway settle after bulk writes).")
+    var settle: Double = 0
+
     @Option(name: .customLong("connect-rate"), help: "New connections per second.")
     var connectRate: Double = 2000
 
@@ -90,7 +96,7 @@ struct RoomCommand: ParsableCommand {
     func validate() throws {
         guard members >= 2 else { throw ValidationError("--members must be at least 2") }
         guard (1...members).contains(publisherCount) else { throw ValidationError("--publishers must be 1…members") }
-        guard rate >= 0, duration > 0, warmup >= 0, drain >= 0 else {
+        guard rate >= 0, duration > 0, warmup >= 0, drain >= 0, settle >= 0 else {
             throw ValidationError("--rate, --warmup and --drain must be ≥ 0, --duration > 0")
         }
         guard (1...5000).contains(size) else { throw ValidationError("--size must be 1…5000 (maxTextLength)") }
@@ -128,6 +134,10 @@ struct RoomCommand: ParsableCommand {
         let room = try provisioner.provision { Console.error("chat-loadtest: \($0)") }
         let provisionSeconds = Double(MonotonicClock.now() - provisionStart) / 1e9
         Console.error("chat-loadtest: provisioned channel \(room.channelID) in \(Format.fixed(provisionSeconds, 1)) s")
+        if settle > 0 {
+            Console.error("chat-loadtest: settling for \(Format.fixed(settle, 1)) s")
+            usleep(UInt32(min(settle, 3600) * 1_000_000))
+        }
 
         let plan = RunPlan(address: address, tls: tlsContext, channelID: room.channelID, members: members,
                            publishers: publisherCount, textSize: size)

@@ -62,7 +62,7 @@ extension ChatService {
         // One line when a user starts hitting the limit, not one per rejected send.
         if limitedUsers.insert(session.userNumber).inserted {
             logger.notice("message.rate_limited", metadata: [
-                "conn": "\(session.connectionID)", "user": "\(session.userID)", "retryAfterMs": "\(retryAfterMs)",
+                "user": "\(session.userID)", "device": "\(session.device ?? "")", "retryAfterMs": "\(retryAfterMs)",
             ])
         }
         throw ChatError(.rateLimited, "over \(settings.userMessagesPerSecond) messages per second; retry in \(retryAfterMs) ms",

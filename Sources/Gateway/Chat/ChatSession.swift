@@ -12,7 +12,9 @@ final class ChatSession: WebSocketApplication {
     let expiresAt: Milliseconds
     let loop: EventLoop
     private let service: ChatService
-    private(set) weak var socket: WebSocketChannel?
+    /// Strong while open (a weak load per delivery costs an atomic); released when the
+    /// connection closes, which breaks the channel ↔ session cycle.
+    private(set) var socket: WebSocketChannel?
     /// Channels this session receives (kept by its hub shard).
     var channels: Set<ChannelID> = []
     /// Users this user blocked, and users who blocked it: kept current by the hub
@@ -31,8 +33,6 @@ final class ChatSession: WebSocketApplication {
         self.loop = loop
         self.service = service
     }
-
-    var connectionID: UInt64 { socket?.socket.id ?? 0 }
 
     var userForLogs: String? { userID }
 
@@ -54,6 +54,7 @@ final class ChatSession: WebSocketApplication {
     }
 
     func webSocketDidClose(_ socket: WebSocketChannel) {
+        self.socket = nil
         service.sessionClosed(self)
     }
 
