@@ -37,15 +37,13 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     /// A gateway with its chat core: opens the store under `storage.dataDirectory`
-    /// and loads it. `clock` is injectable for tests.
+    /// and loads it.
     public static func make(configuration: GatewayConfiguration, logger: Logger) async throws -> GatewayServer {
-        try await make(configuration: configuration, logger: logger, clock: SystemClock())
+        try await make(settings: TransportSettings(configuration), chat: ChatSettings(configuration), logger: logger,
+                       clock: SystemClock())
     }
 
-    static func make(configuration: GatewayConfiguration, logger: Logger, clock: any ChatCore.Clock) async throws -> GatewayServer {
-        try await make(settings: TransportSettings(configuration), chat: ChatSettings(configuration), logger: logger, clock: clock)
-    }
-
+    /// The same from settings, with an injectable clock (tests).
     static func make(settings: TransportSettings, chat: ChatSettings, logger: Logger, clock: any ChatCore.Clock) async throws -> GatewayServer {
         let server = try GatewayServer(settings: settings, logger: logger)
         let tokens = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
