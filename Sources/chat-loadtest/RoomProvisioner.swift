@@ -58,6 +58,15 @@ struct RoomProvisioner {
                     stalledTokens: Array(tokens.dropFirst(members)))
     }
 
+    /// Users `P-u0…` and a token each, no channel (the `idle` scenario).
+    func provisionUsers(log: (String) -> Void) throws(LoadTestError) -> [String] {
+        let userIDs = (0..<members).map(member)
+        log("creating \(userIDs.count) users")
+        _ = try admin.run(userIDs.map { .post("/v1/admin/users", "{\"id\":\(JSONText.quote($0))}") })
+        log("issuing \(userIDs.count) tokens")
+        return try issueTokens(userIDs)
+    }
+
     private func issueTokens(_ users: [String]) throws(LoadTestError) -> [String] {
         let answers = try admin.run(users.map { .post("/v1/admin/tokens", "{\"userId\":\(JSONText.quote($0)),\"ttlSeconds\":\(tokenTTLSeconds)}") })
         var tokens: [String] = []

@@ -118,6 +118,29 @@ final class RoomRun {
         progress.printConnecting(totals())
     }
 
+    /// The `idle` scenario: connects everyone, holds the connections without a
+    /// message for `hold` seconds, calls `atEnd` while they are still open, closes them.
+    func runIdle(hold: Double, atEnd: () -> Void) -> RunOutcome {
+        var outcome = RunOutcome()
+        let cpuStart = CPUTime.now()
+        connectAll(&outcome)
+        let holdStart = MonotonicClock.now()
+        MonotonicClock.sleep(until: holdStart + MonotonicClock.nanoseconds(hold))
+        outcome.cpuWindow = CPUTime.now() - cpuStart
+        atEnd()
+        for recorder in recorders {
+            recorder.loop.queue.sync {
+                outcome.counters.add(recorder.counters)
+                outcome.connectFailures.merge(recorder.connectFailures, uniquingKeysWith: +)
+                outcome.closeReasons.merge(recorder.closeReasons, uniquingKeysWith: +)
+            }
+        }
+        if outcome.connectTimedOut > 0 { outcome.connectFailures["no answer before --connect-timeout"] = outcome.connectTimedOut }
+        closeAll()
+        outcome.cpuTotal = CPUTime.now() - cpuStart
+        return outcome
+    }
+
     private func totals() -> LoopCounters {
         var sum = LoopCounters()
         for recorder in recorders { sum.add(recorder.loop.queue.sync { recorder.counters }) }
