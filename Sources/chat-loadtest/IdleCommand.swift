@@ -17,11 +17,7 @@ struct IdleCommand: ParsableCommand {
             connection failed or was closed by the gateway.
             """)
 
-    @Option(help: "Gateway WebSocket URL, ws://HOST:PORT or wss://HOST:PORT.")
-    var url: String
-
-    @Option(name: .customLong("admin-key"), help: "The gateway's admin.apiKey.")
-    var adminKey: String
+    @OptionGroup var gateway: GatewayOptions
 
     @Option(help: "Connections to open and hold.")
     var connections = 10_000
@@ -32,46 +28,33 @@ struct IdleCommand: ParsableCommand {
     @Option(help: "The gateway's process id, to read its resident memory (same machine).")
     var pid: Int32?
 
-    @Flag(help: "Use TLS (wss) even with a ws:// URL.")
-    var tls = false
-
-    @Flag(help: "Print the report as one JSON object.")
-    var json = false
-
     @Option(name: .customLong("connect-rate"), help: "New connections per second.")
     var connectRate: Double = 2000
 
     @Option(name: .customLong("connect-timeout"), help: "Seconds to wait for every upgrade.")
     var connectTimeout: Double = 120
 
-    @Option(help: "Event loops (threads) of the tool.")
-    var loops = 1
-
-    @Option(name: .customLong("admin-concurrency"), help: "Admin API requests in flight while provisioning.")
-    var adminConcurrency = 16
-
     @Option(name: .customLong("user-prefix"), help: "Prefix of the user ids the run creates.")
     var userPrefix = "idle"
 
     func validate() throws {
-        guard connections >= 1, hold >= 0, connectRate > 0, connectTimeout > 0, adminConcurrency >= 1 else {
-            throw ValidationError("--connections, --connect-rate, --connect-timeout and --admin-concurrency must be positive, --hold ≥ 0")
+        guard connections >= 1, hold >= 0, connectRate > 0, connectTimeout > 0 else {
+            throw ValidationError("--connections, --connect-rate and --connect-timeout must be positive, --hold ≥ 0")
         }
-        guard (1...64).contains(loops) else { throw ValidationError("--loops must be 1…64") }
         if let pid, residentKiB(of: pid) == nil { throw ValidationError("no readable /proc/\(pid)/status") }
     }
 
     func run() throws {
-        let address = try GatewayAddress(url: url, forceTLS: tls)
+        let address = try GatewayAddress(url: gateway.url, forceTLS: gateway.tls)
         let tlsContext = address.tls ? try TLSContext.insecureClient() : nil
-        let group = EventLoopGroup(count: loops)
-        let admin = AdminClient(address: address, apiKey: adminKey, tls: tlsContext, group: group, concurrency: adminConcurrency)
+        let group = EventLoopGroup(count: gateway.loops)
+        let admin = AdminClient(address: address, apiKey: gateway.adminKey, tls: tlsContext, group: group, concurrency: gateway.adminConcurrency)
         let provisioner = RoomProvisioner(admin: admin, prefix: userPrefix, members: connections, blockEach: 0)
         let tokens = try provisioner.provisionUsers { Console.error("chat-loadtest: \($0)") }
 
         let settings = RunSettings(
             members: connections, publishers: 0, rate: 0, duration: hold, warmup: 0, textSize: 0, blockEach: 0,
-            window: 1, drain: 0, connectRate: connectRate, connectTimeout: connectTimeout, loops: loops)
+            window: 1, drain: 0, connectRate: connectRate, connectTimeout: connectTimeout, loops: gateway.loops)
         let plan = RunPlan(address: address, tls: tlsContext, channelID: "", members: connections, publishers: 0, textSize: 0)
         let before = pid.flatMap(residentKiB(of:))
         var during: Int?
@@ -80,7 +63,7 @@ struct IdleCommand: ParsableCommand {
         }
         let report = IdleReport(connections: connections, transport: address.tls ? "wss" : "ws", hold: hold,
                                 outcome: outcome, rssBeforeKiB: before, rssDuringKiB: during)
-        Console.output(json ? report.json() : report.table())
+        Console.output(gateway.json ? report.json() : report.table())
         if !report.isClean { throw ExitCode(1) }
     }
 }

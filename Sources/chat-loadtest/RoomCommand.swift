@@ -18,11 +18,7 @@ struct RoomCommand: ParsableCommand {
             run was not clean (failed connections, errors, loss, duplicates).
             """)
 
-    @Option(help: "Gateway WebSocket URL, ws://HOST:PORT or wss://HOST:PORT.")
-    var url: String
-
-    @Option(name: .customLong("admin-key"), help: "The gateway's admin.apiKey.")
-    var adminKey: String
+    @OptionGroup var gateway: GatewayOptions
 
     @Option(help: "Members of the channel, one connection each.")
     var members = 1000
@@ -63,20 +59,11 @@ struct RoomCommand: ParsableCommand {
     @Option(name: .customLong("block-each"), help: "Outside users (not members) that every member blocks.")
     var blockEach = 0
 
-    @Flag(help: "Use TLS (wss) even with a ws:// URL.")
-    var tls = false
-
-    @Flag(help: "Print the report as one JSON object.")
-    var json = false
-
     @Option(help: "Seconds to wait after provisioning before connecting (lets the gateway settle after bulk writes).")
     var settle: Double = 0
 
     @Option(name: .customLong("connect-rate"), help: "New connections per second.")
     var connectRate: Double = 2000
-
-    @Option(help: "Event loops (threads) of the tool.")
-    var loops = 1
 
     @Option(help: "Unacknowledged sends per publisher when --rate is 0.")
     var window = 32
@@ -86,9 +73,6 @@ struct RoomCommand: ParsableCommand {
 
     @Option(name: .customLong("connect-timeout"), help: "Seconds to wait for every upgrade.")
     var connectTimeout: Double = 60
-
-    @Option(name: .customLong("admin-concurrency"), help: "Admin API requests in flight while provisioning.")
-    var adminConcurrency = 16
 
     @Option(name: .customLong("user-prefix"), help: "Prefix of the user ids the run creates.")
     var userPrefix = "lt"
@@ -109,26 +93,25 @@ struct RoomCommand: ParsableCommand {
                 """)
         }
         guard stalledMembers >= 0 else { throw ValidationError("--stalled-members must be ≥ 0") }
-        if stalledMembers > 0 && (tls || url.hasPrefix("wss://")) {
+        if stalledMembers > 0 && (gateway.tls || gateway.url.hasPrefix("wss://")) {
             throw ValidationError("--stalled-members works over plain ws only")
         }
-        guard (1...64).contains(loops) else { throw ValidationError("--loops must be 1…64") }
-        guard window >= 1, connectRate > 0, adminConcurrency >= 1 else {
-            throw ValidationError("--window, --connect-rate and --admin-concurrency must be positive")
+        guard window >= 1, connectRate > 0 else {
+            throw ValidationError("--window and --connect-rate must be positive")
         }
     }
 
     func run() throws {
-        let address = try GatewayAddress(url: url, forceTLS: tls)
+        let address = try GatewayAddress(url: gateway.url, forceTLS: gateway.tls)
         let tlsContext = address.tls ? try TLSContext.insecureClient() : nil
-        let group = EventLoopGroup(count: loops)
+        let group = EventLoopGroup(count: gateway.loops)
         let settings = RunSettings(
             members: members, publishers: publisherCount, rate: rate, duration: duration, warmup: warmup, textSize: size,
             blockEach: blockEach, window: window, drain: drain, connectRate: connectRate,
-            connectTimeout: connectTimeout, loops: loops)
+            connectTimeout: connectTimeout, loops: gateway.loops)
 
         let provisionStart = MonotonicClock.now()
-        let admin = AdminClient(address: address, apiKey: adminKey, tls: tlsContext, group: group, concurrency: adminConcurrency)
+        let admin = AdminClient(address: address, apiKey: gateway.adminKey, tls: tlsContext, group: group, concurrency: gateway.adminConcurrency)
         let provisioner = RoomProvisioner(admin: admin, prefix: userPrefix, members: members, blockEach: blockEach,
                                           stalled: stalledMembers)
         let room = try provisioner.provision { Console.error("chat-loadtest: \($0)") }
@@ -151,7 +134,7 @@ struct RoomCommand: ParsableCommand {
             report.stalledEndings[ending.description, default: 0] += 1
             report.stalledBytes += bytes
         }
-        Console.output(json ? report.json() : report.table())
+        Console.output(gateway.json ? report.json() : report.table())
         if !report.isClean { throw ExitCode(1) }
     }
 }
