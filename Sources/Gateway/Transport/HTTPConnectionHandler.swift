@@ -89,6 +89,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 // The client left while the upgrade was being decided.
                 phase = .done
                 application.webSocketDidClose(channel)
+                observer.webSocketClosed(connection, code: nil, user: application.userForLogs)
                 return
             }
             if !leftover.isEmpty { leftover.withUnsafeBytes { channel.receive($0) } }
