@@ -16,7 +16,7 @@ final class TestGateway {
     /// A chat gateway (`/v1/ws`, admin API) over a fresh SQLite folder, with a
     /// manual clock starting at the real time.
     static func chat(
-        tls: Bool = false, dataDirectory: String? = nil, logger: Logger = TestGateway.silentLogger,
+        tls: Bool = false, dataDirectory: String? = nil, logger: Logger = TestGateway.suiteLogger,
         configure: (inout TransportSettings, inout ChatSettings) -> Void = { _, _ in }
     ) async throws -> TestGateway {
         var settings = TransportSettings()
@@ -47,7 +47,18 @@ final class TestGateway {
         self.chat = chat
     }
 
-    static let silentLogger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// The gateways' log for the whole suite: JSON lines appended to the file named by
+    /// `CHAT_GATEWAY_TEST_LOG` (scripts/test sets it and then checks that no line holds
+    /// a token, a secret or a message text); nothing when it is unset.
+    static let suiteLogger: Logger = {
+        guard let path = ProcessInfo.processInfo.environment["CHAT_GATEWAY_TEST_LOG"], !path.isEmpty else {
+            return Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }) }
+        let sink = FileDescriptorLogSink(fileDescriptor: fd)
+        return Logger(label: "chat-gateway") { label in JSONLogHandler(label: label, level: .debug, sink: sink.write) }
+    }()
 
     static func temporaryDirectory() -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("chat-gateway-test-\(UUID().uuidString)").path
@@ -84,7 +95,7 @@ final class TestGateway {
             settings.privateKeyFile = pair.key
         }
         configure(&settings)
-        server = try GatewayServer(settings: settings, logger: TestGateway.silentLogger)
+        server = try GatewayServer(settings: settings, logger: TestGateway.suiteLogger)
         port = try server.start()
     }
 
