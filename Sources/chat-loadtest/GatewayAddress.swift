@@ -1,3 +1,5 @@
+import WebSocket
+
 /// Where the gateway listens, from `--url ws://HOST:PORT[/PATH]` (or wss://).
 /// The admin API (PROTOCOL.md §10) is served on the same host and port.
 struct GatewayAddress: Sendable {
@@ -41,5 +43,10 @@ struct GatewayAddress: Sendable {
     /// The `Host` header value.
     var hostHeader: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// The opening handshake of a chat connection (PROTOCOL.md §1) for `token`.
+    func upgrade(token: String) -> WebSocketClientHandshake {
+        WebSocketClientHandshake(host: hostHeader, target: "\(path)?token=\(token)")
     }
 }

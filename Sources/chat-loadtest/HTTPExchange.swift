@@ -1,5 +1,6 @@
 import Dispatch
 import EventLoop
+import WebSocket
 
 /// One HTTP/1.1 request on its own connection (`Connection: close`), driven by
 /// an event loop, so the admin API works over plain TCP and TLS alike.
@@ -15,7 +16,7 @@ final class HTTPExchange: ConnectionHandler, @unchecked Sendable {
     private let request: [UInt8]
     private let completion: @Sendable (Result<Response, LoadTestError>) -> Void
     private var buffer: [UInt8] = []
-    private var head: ResponseHead?
+    private var head: HTTPResponseHead?
     private var finished = false
     private var connection: SocketConnection?
     /// Seconds before an unanswered exchange fails (and is retried by `AdminClient`).
@@ -50,7 +51,7 @@ final class HTTPExchange: ConnectionHandler, @unchecked Sendable {
 
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
         buffer.append(contentsOf: bytes)
-        if head == nil { head = ResponseHead.parse(buffer) }
+        if head == nil { head = HTTPResponseHead.parse(buffer) }
         guard let head, let length = head.contentLength else { return }
         guard buffer.count - head.byteCount >= length else { return }
         finish(.success(Response(status: head.status, body: Array(buffer[head.byteCount..<(head.byteCount + length)]))))

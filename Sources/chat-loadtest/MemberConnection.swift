@@ -17,7 +17,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     private var phase = Phase.idle
     private var connection: SocketConnection?
     private var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 20)
-    private var upgrade: UpgradeRequest?
+    private var upgrade: WebSocketClientHandshake?
     private var handshake: [UInt8] = []
     private var events: [WebSocketConnection.Event] = []
     private var received: ReceivedBits
@@ -50,10 +50,10 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     // MARK: ConnectionHandler
 
     func connectionDidConnect(_ connection: SocketConnection) {
-        let request = UpgradeRequest(address: recorder.plan.address, token: token)
-        upgrade = request
+        let handshake = recorder.plan.address.upgrade(token: token)
+        upgrade = handshake
         phase = .upgrading
-        connection.write(request.bytes)
+        connection.write(handshake.request)
     }
 
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
@@ -86,7 +86,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
 
     private func finishUpgrade(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
         handshake.append(contentsOf: bytes)
-        guard let head = ResponseHead.parse(handshake) else {
+        guard let head = HTTPResponseHead.parse(handshake) else {
             if handshake.count > 16 * 1024 { failUpgrade("response head over 16 KiB", connection) }
             return
         }

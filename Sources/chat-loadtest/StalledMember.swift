@@ -49,7 +49,7 @@ final class StalledMember {
             close(fd)
             throw LoadTestError("stalled member: connect failed, errno \(errno)")
         }
-        let request = UpgradeRequest(address: address, token: token).bytes
+        let request = address.upgrade(token: token).request
         guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else {
             close(fd)
             throw LoadTestError("stalled member: could not send the upgrade")

@@ -12,7 +12,8 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
     private let token: String
     private let loop = EventLoop(index: 0)
     private var connection: SocketConnection?
-    private var parser = HTTPResponseHead()
+    /// The upgrade response so far, until its head is complete.
+    private var responseBytes: [UInt8] = []
     private var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 24)
     private var upgraded = false
     private var nextID = 1
@@ -57,18 +58,18 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
         var path = url.path.isEmpty ? "/v1/ws" : url.path
         path += "?token=\(token)"
         if let query = url.query { path += "&" + query }
-        let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-        var request = "GET \(path) HTTP/1.1\r\nHost: \(url.host ?? "localhost")\r\nUpgrade: websocket\r\n"
-        request += "Connection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        connection.write(Array(request.utf8))
+        connection.write(WebSocketClientHandshake(host: url.host ?? "localhost", target: path).request)
     }
 
     public func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
         var input = Array(bytes)
         if !upgraded {
-            guard let (status, rest) = parser.feed(input) else { return }
-            guard status == 101 else {
-                emit("handshake failed: HTTP \(status) \(String(decoding: rest, as: UTF8.self))")
+            responseBytes += input
+            guard let head = HTTPResponseHead.parse(responseBytes) else { return }
+            let rest = Array(responseBytes[head.byteCount...])
+            responseBytes = []
+            guard head.status == 101 else {
+                emit("handshake failed: HTTP \(head.status) \(String(decoding: rest, as: UTF8.self))")
                 connection.close()
                 return
             }
@@ -162,21 +163,5 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
         }
         w.endObject()
         return w.text
-    }
-}
-
-/// Reads an HTTP response head; returns the status and the bytes after it.
-struct HTTPResponseHead {
-    private var buffer: [UInt8] = []
-
-    mutating func feed(_ bytes: [UInt8]) -> (Int, [UInt8])? {
-        buffer += bytes
-        guard buffer.count >= 4 else { return nil }
-        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
-            let head = String(decoding: buffer[..<i], as: UTF8.self)
-            let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-            return (status, Array(buffer[(i + 4)...]))
-        }
-        return nil
     }
 }

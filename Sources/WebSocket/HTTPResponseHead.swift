@@ -1,20 +1,21 @@
-/// The head of an HTTP/1.1 response: status, headers, and where the body starts.
-struct ResponseHead: Sendable {
-    var status: Int
-    var headers: [(name: String, value: String)]
+/// The head of an HTTP/1.1 response, client side (the upgrade's 101, admin API
+/// answers): status, headers, and where the body starts.
+public struct HTTPResponseHead: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
     /// Bytes of the head including the blank line; the body starts here.
-    var byteCount: Int
+    public var byteCount: Int
 
     /// The first header named `name` (case-insensitive).
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         let wanted = name.lowercased()
         return headers.first { $0.name.lowercased() == wanted }?.value
     }
 
-    var contentLength: Int? { header("Content-Length").flatMap { Int($0) } }
+    public var contentLength: Int? { header("Content-Length").flatMap { Int($0) } }
 
     /// The head at the start of `bytes`; nil while the blank line has not arrived.
-    static func parse(_ bytes: [UInt8]) -> ResponseHead? {
+    public static func parse(_ bytes: [UInt8]) -> HTTPResponseHead? {
         guard bytes.count >= 4 else { return nil }
         var end = -1
         for i in 0...(bytes.count - 4)
@@ -34,7 +35,7 @@ struct ResponseHead: Sendable {
             let value = line[line.index(after: colon)...].trimmingSpaces
             headers.append((String(name), String(value)))
         }
-        return ResponseHead(status: status, headers: headers, byteCount: end + 4)
+        return HTTPResponseHead(status: status, headers: headers, byteCount: end + 4)
     }
 }
 
