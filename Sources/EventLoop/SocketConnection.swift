@@ -22,8 +22,9 @@ public final class SocketConnection: @unchecked Sendable {
     public private(set) var state: State
     /// The loop tick of the last read, for idle detection.
     public private(set) var lastReadTick: UInt64
-    /// The loop tick at which `close` began, bounding how long a peer may take to answer it.
-    private var closingSinceTick: UInt64 = 0
+    /// The loop tick at which the connection entered `connecting` or `closing`: both are
+    /// bounded (`connectTimeoutTicks`, `closeTimeoutTicks`).
+    private var stateSinceTick: UInt64 = 0
     /// A client connect not finished after this many sweeps (seconds) is given up.
     public var connectTimeoutTicks: UInt64 = 10
     public var closeTimeoutTicks: UInt64 = 5
@@ -82,7 +83,7 @@ public final class SocketConnection: @unchecked Sendable {
         connection.handler = handler
         if let tls { connection.tls = try TLSSession(context: tls, output: connection, serverName: host) }
         loop.execute {
-            connection.closingSinceTick = loop.tick
+            connection.stateSinceTick = loop.tick
             loop.register(connection)
             connection.startReading()
             connection.watchWritable()
@@ -244,7 +245,7 @@ public final class SocketConnection: @unchecked Sendable {
     public func close() {
         guard state == .open || state == .connecting else { return }
         state = .closing
-        closingSinceTick = loop.tick
+        stateSinceTick = loop.tick
         flushPending = false
         flush()
     }
@@ -287,9 +288,9 @@ public final class SocketConnection: @unchecked Sendable {
     }
 
     func sweep(tick: UInt64) {
-        if state == .closing && tick >= closingSinceTick + closeTimeoutTicks {
+        if state == .closing && tick >= stateSinceTick + closeTimeoutTicks {
             closeNow()
-        } else if state == .connecting && tick >= closingSinceTick + connectTimeoutTicks {
+        } else if state == .connecting && tick >= stateSinceTick + connectTimeoutTicks {
             closeNow()
         }
     }

@@ -129,12 +129,12 @@ extension ChatService {
                 let relations = senderRelations(stored.senderID, in: channel)
                 directory.record(stored, hiddenFor: relations.listUnmoved)
                 reply(session.value, id: id) { WireEncoding.write(stored, to: &$0) }
-                let origin = SharedEvent.Origin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map(number(for:)),
-                                                related: relations.related, kind: channel.kind, mode: settings.blockingMode)
-                let event = SharedEvent(payload: WireEncoding.event("message.new") { WireEncoding.write(stored, to: &$0) },
-                                        origin: origin)
                 // Open channels deliver at most N a second live; the rest is in history only (§6).
                 if channel.kind != .open || openChannelRates?.admit(channel.id, now: clock.monotonicNow()) ?? true {
+                    let origin = SharedEvent.Origin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map(number(for:)),
+                                                    related: relations.related, kind: channel.kind, mode: settings.blockingMode)
+                    let event = SharedEvent(payload: WireEncoding.event("message.new") { WireEncoding.write(stored, to: &$0) },
+                                            origin: origin)
                     publish(event, to: stored.channelID, excluding: session.value)
                 } else {
                     metrics.messagesOpenChannelThrottled.increment()
