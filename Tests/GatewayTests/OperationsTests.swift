@@ -112,7 +112,8 @@ struct OperationsTests {
         }
         let aliceToken = try await gateway.token(for: "alice")
         let alice = try await gateway.connect(token: aliceToken)
-        let bob = try await gateway.connect("bob")
+        // bob's send during the lock waits out the writer's 5 s busy timeout: read longer than that.
+        let bob = try await gateway.connect("bob", timeoutSeconds: 20)
         let expired = try await gateway.token(for: "alice", ttlSeconds: -10)
         #expect(try await gateway.upgrade(path: "/v1/ws?token=\(expired)").response.status == 401)
         let channel = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob"]])["id"] as? String)
