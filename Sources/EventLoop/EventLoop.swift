@@ -1,3 +1,4 @@
+import CEpoll
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -7,6 +8,10 @@ import Glibc
 /// One serial DispatchQueue that owns a set of connections: their sockets,
 /// their write queues and one shared read buffer. Everything a connection
 /// does happens on its loop, so nothing on the I/O path takes a lock.
+///
+/// The loop's sockets sit in one epoll set of its own (level-triggered), and
+/// only that set is a Dispatch read source: a per-socket Dispatch source
+/// re-arms with an `epoll_ctl` per event, which cost more than the read itself.
 public final class EventLoop: @unchecked Sendable {
     public let index: Int
     public let queue: DispatchQueue
@@ -21,7 +26,11 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs on the loop after every sweep (once a second); set it on the loop.
     public var sweepObserver: (@Sendable (EventLoop) -> Void)?
 
-    private var connections: [ObjectIdentifier: SocketConnection] = [:]
+    private var connections: [UInt64: SocketConnection] = [:]
+    private let poller: Int32
+    private var pollSource: DispatchSourceRead?
+    private let readyEvents: UnsafeMutablePointer<cepoll_ready>
+    private static let readyEventCapacity: Int32 = 512
     private var pendingFlush: [SocketConnection] = []
     private var flushScheduled = false
     /// When the last flush pass ended and how long it took (monotonic ns): the next
@@ -45,7 +54,14 @@ public final class EventLoop: @unchecked Sendable {
         queue = DispatchQueue(label: "chat-gateway.loop.\(index)")
         readBuffer = .allocate(byteCount: readBufferSize, alignment: 16)
         plaintextBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        poller = cepoll_create()
+        precondition(poller >= 0, "epoll_create1 failed: errno \(errno)")
+        readyEvents = .allocate(capacity: Int(Self.readyEventCapacity))
         queue.setSpecific(key: key, value: index)
+        let source = DispatchSource.makeReadSource(fileDescriptor: poller, queue: queue)
+        source.setEventHandler { [unowned self] in dispatchReadyEvents() }
+        source.resume()
+        pollSource = source
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(100))
         timer.setEventHandler { [unowned self] in sweep() }
@@ -55,6 +71,8 @@ public final class EventLoop: @unchecked Sendable {
 
     deinit {
         sweepTimer?.cancel()
+        pollSource?.cancel()
+        readyEvents.deallocate()
         readBuffer.deallocate()
         plaintextBuffer.deallocate()
     }
@@ -72,13 +90,53 @@ public final class EventLoop: @unchecked Sendable {
     public var liveConnections: some Collection<SocketConnection> { connections.values }
 
     func register(_ connection: SocketConnection) {
-        connections[ObjectIdentifier(connection)] = connection
+        connections[connection.id] = connection
         reclaimer?.connectionChurned()
     }
 
     func unregister(_ connection: SocketConnection) {
-        connections[ObjectIdentifier(connection)] = nil
+        connections[connection.id] = nil
         reclaimer?.connectionChurned()
+    }
+
+    // MARK: readiness
+
+    /// What a connection wants to hear about: readable always, writable while its socket pushes back.
+    enum Interest {
+        case read
+        case readWrite
+
+        var events: UInt32 {
+            switch self {
+            case .read: CEPOLL_IN
+            case .readWrite: CEPOLL_IN | CEPOLL_OUT
+            }
+        }
+    }
+
+    /// Adds a registered connection's socket to the loop's epoll set; events carry its id,
+    /// so an event for a connection closed earlier in the same batch finds nothing.
+    func watch(fd: Int32, of connection: SocketConnection, _ interest: Interest) {
+        if cepoll_add(poller, fd, interest.events, connection.id) != 0 {
+            connection.closeNow()
+        }
+    }
+
+    func change(fd: Int32, of connection: SocketConnection, to interest: Interest) {
+        _ = cepoll_modify(poller, fd, interest.events, connection.id)
+    }
+
+    func forget(fd: Int32) {
+        _ = cepoll_remove(poller, fd)
+    }
+
+    private func dispatchReadyEvents() {
+        let count = cepoll_poll(poller, readyEvents, Self.readyEventCapacity)
+        guard count > 0 else { return }
+        for i in 0..<Int(count) {
+            let event = readyEvents[i]
+            connections[event.token]?.handleReadiness(event.events)
+        }
     }
 
     /// Flushes `connection` once the current loop turn ends, so everything

@@ -1,12 +1,13 @@
+import CEpoll
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One TCP connection (optionally TLS) owned by an event loop: a read source,
-/// a write source created only while the socket pushes back, and a write
-/// queue flushed once per loop turn with `writev`.
+/// One TCP connection (optionally TLS) owned by an event loop: its socket in the
+/// loop's epoll set (watched for writable only while it pushes back) and a
+/// write queue flushed once per loop turn with `writev`.
 public final class SocketConnection: @unchecked Sendable {
     public enum State: Sendable, Equatable {
         case connecting
@@ -30,9 +31,7 @@ public final class SocketConnection: @unchecked Sendable {
     public var closeTimeoutTicks: UInt64 = 5
 
     private let fd: Int32
-    private var readSource: DispatchSourceRead?
-    private var writeSource: DispatchSourceWrite?
-    private var liveSources = 0
+    private var watchingWritable = false
     private var queue = WriteQueue()
     private var plaintext = WriteQueue()
     private var tls: TLSSession?
@@ -69,7 +68,7 @@ public final class SocketConnection: @unchecked Sendable {
             connection.tls = session
         }
         loop.register(connection)
-        connection.startReading()
+        loop.watch(fd: fd, of: connection, .read)
         return connection
     }
 
@@ -85,46 +84,41 @@ public final class SocketConnection: @unchecked Sendable {
         loop.execute {
             connection.stateSinceTick = loop.tick
             loop.register(connection)
-            connection.startReading()
-            connection.watchWritable()
+            guard connection.state == .connecting else { return }
+            connection.watchingWritable = true
+            loop.watch(fd: fd, of: connection, .readWrite)
         }
         return connection
     }
 
-    private func startReading() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
-        source.setEventHandler { [self] in readAvailable() }
-        source.setCancelHandler { [self] in sourceCancelled() }
-        liveSources += 1
-        readSource = source
-        source.resume()
-    }
-
     private func watchWritable() {
-        guard writeSource == nil, state != .closed else { return }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
-        source.setEventHandler { [self] in writable() }
-        source.setCancelHandler { [self] in sourceCancelled() }
-        liveSources += 1
-        writeSource = source
-        source.resume()
+        guard !watchingWritable, state != .closed else { return }
+        watchingWritable = true
+        loop.change(fd: fd, of: self, to: .readWrite)
     }
 
     private func stopWatchingWritable() {
-        writeSource?.cancel()
-        writeSource = nil
+        guard watchingWritable, state != .closed else { return }
+        watchingWritable = false
+        loop.change(fd: fd, of: self, to: .read)
+    }
+
+    /// One epoll event for this socket (level-triggered: what is left unread reports again).
+    func handleReadiness(_ events: UInt32) {
+        let failed = events & (CEPOLL_ERR | CEPOLL_HUP) != 0
+        if state == .connecting {
+            // A refused or failed connect reports an error, often before writable: settle it
+            // here, or the level-triggered event would keep firing on the pending error.
+            if failed || events & CEPOLL_OUT != 0 { writable() }
+            guard state != .connecting else { return }
+        }
+        if state != .closed && (failed || events & CEPOLL_IN != 0) { readAvailable() }
+        if state != .closed && watchingWritable && events & CEPOLL_OUT != 0 { writable() }
     }
 
     // MARK: reading
 
     private func readAvailable() {
-        guard state != .closed else { return }
-        if state == .connecting {
-            // A refused or failed connect reports readable before writable: settle it here,
-            // or the level-triggered read source would keep firing on the pending error.
-            if Socket.pendingError(fd) != 0 { closeNow() }
-            return
-        }
         let buffer = loop.readBuffer
         for _ in 0..<4 {
             let n = read(fd, buffer.baseAddress, buffer.count)
@@ -208,7 +202,7 @@ public final class SocketConnection: @unchecked Sendable {
         }
         switch queue.flush(to: fd) {
         case .drained:
-            if writeSource != nil { stopWatchingWritable() }
+            if watchingWritable { stopWatchingWritable() }
             if state == .closing && plaintext.isEmpty { finishClosing() }
         case .wouldBlock:
             watchWritable()
@@ -219,6 +213,7 @@ public final class SocketConnection: @unchecked Sendable {
 
     private func writable() {
         if state == .connecting {
+            watchingWritable = false
             let error = Socket.pendingError(fd)
             guard error == 0 else {
                 closeNow()
@@ -226,7 +221,7 @@ public final class SocketConnection: @unchecked Sendable {
             }
             state = .open
             isServerSide = false
-            stopWatchingWritable()
+            loop.change(fd: fd, of: self, to: .read)
             if let tls {
                 _ = tls.startHandshake()
             } else {
@@ -266,16 +261,10 @@ public final class SocketConnection: @unchecked Sendable {
         state = .closed
         queue.removeAll()
         plaintext.removeAll()
-        readSource?.cancel()
-        readSource = nil
-        writeSource?.cancel()
-        writeSource = nil
-        if liveSources == 0 { release() }
-    }
-
-    private func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 && state == .closed { release() }
+        watchingWritable = false
+        loop.forget(fd: fd)
+        // Released on a later turn, as callers up the stack may still be using the connection.
+        loop.execute { [self] in release() }
     }
 
     private func release() {
