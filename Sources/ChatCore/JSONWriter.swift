@@ -66,7 +66,11 @@ public struct JSONWriter {
 
     public mutating func bool(_ value: Bool) {
         separate()
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        if value {
+            bytes.append(contentsOf: [0x74, 0x72, 0x75, 0x65])
+        } else {
+            bytes.append(contentsOf: [0x66, 0x61, 0x6C, 0x73, 0x65])
+        }
         needsComma = true
     }
 
@@ -111,21 +115,35 @@ public struct JSONWriter {
 
     static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(0x22)
-            case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(0x5C)
-            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: bytes.append(byte)
+        var value = value
+        value.withUTF8 { utf8 in
+            // Runs that need no escape (nearly every string) are copied whole.
+            var runStart = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                appendEscaped(byte, to: &bytes)
+                runStart = index + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendEscaped(_ byte: UInt8, to bytes: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(0x22)
+        case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(0x5C)
+        case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+            bytes.append(hex.utf8Start[Int(byte >> 4)])
+            bytes.append(hex.utf8Start[Int(byte & 0xF)])
+        }
     }
 }
 

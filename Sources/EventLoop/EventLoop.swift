@@ -32,6 +32,8 @@ public final class EventLoop: @unchecked Sendable {
     private let readyEvents: UnsafeMutablePointer<cepoll_ready>
     private static let readyEventCapacity: Int32 = 512
     private var pendingFlush: [SocketConnection] = []
+    /// The batch being flushed; swapped with `pendingFlush` so both keep their storage.
+    private var flushing: [SocketConnection] = []
     private var flushScheduled = false
     /// When the last flush pass ended and how long it took (monotonic ns): the next
     /// pass waits at least that long, so flushing takes at most half the loop.
@@ -162,9 +164,9 @@ public final class EventLoop: @unchecked Sendable {
     private func flushPending() {
         flushScheduled = false
         let start = DispatchTime.now().uptimeNanoseconds
-        let batch = pendingFlush
-        pendingFlush = []
-        for connection in batch { connection.flushScheduledWrites() }
+        swap(&pendingFlush, &flushing)
+        for connection in flushing { connection.flushScheduledWrites() }
+        flushing.removeAll(keepingCapacity: true)
         lastFlushEnd = DispatchTime.now().uptimeNanoseconds
         lastFlushDuration = lastFlushEnd - start
     }

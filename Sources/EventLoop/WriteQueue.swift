@@ -70,7 +70,7 @@ struct WriteQueue {
             }
         }
         if head == chunks.count {
-            chunks = []
+            clearChunks()
             head = 0
         } else if head > 64 && head * 2 > chunks.count {
             chunks.removeFirst(head)
@@ -85,10 +85,16 @@ struct WriteQueue {
                 body(UnsafeRawBufferPointer(rebasing: raw[(index == head ? headOffset : 0)...]))
             }
         }
-        chunks = []
+        clearChunks()
         head = 0
         headOffset = 0
         byteCount = 0
+    }
+
+    /// Emptied by a flush, a small chunk list keeps its storage: the next message to the
+    /// connection then costs no allocation. A list a burst made large is released.
+    private mutating func clearChunks() {
+        chunks.removeAll(keepingCapacity: chunks.capacity <= 8)
     }
 
     mutating func removeAll() {
