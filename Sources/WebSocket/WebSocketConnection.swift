@@ -251,6 +251,26 @@ public struct WebSocketConnection {
         return out
     }
 
+    /// The window bits this connection compresses a `count`-byte message with when that
+    /// compression starts from an empty context (server_no_context_takeover): the frame is
+    /// then the same for every such connection, so one `compressedTextFrame` serves them all.
+    public func sharedCompressionWindowBits(payloadCount count: Int) -> Int? {
+        guard role == .server, let deflate, deflate.serverNoContextTakeover, count >= compressionThreshold else { return nil }
+        return deflate.serverMaxWindowBits
+    }
+
+    /// A server's compressed text frame for `payload` (RSV1, unmasked), from an empty context; nil if zlib failed.
+    public static func compressedTextFrame(_ payload: [UInt8], windowBits: Int) -> [UInt8]? {
+        var compressed: [UInt8] = []
+        compressed.reserveCapacity(payload.count / 2 + 16)
+        guard Deflater(windowBits: windowBits, resetAfterMessage: true).compress(payload, appendingTo: &compressed) else {
+            return nil
+        }
+        var frame: [UInt8] = []
+        FrameWriter.appendFrame(opcode: .text, payload: compressed, rsv1: true, to: &frame)
+        return frame
+    }
+
     private func makeDeflater(_ parameters: DeflateParameters) -> Deflater {
         switch role {
         case .server:

@@ -41,6 +41,36 @@ private func takeoverClient(maxMessageBytes: Int = 1 << 20) -> WebSocketConnecti
         #expect(feed(&connection, bytes) == [.text("Hello")])
     }
 
+    @Test("a shared compressed frame is what each no-context server connection would send, and decodes alone",
+          arguments: [15, 10])
+    func sharedCompressedFrame(windowBits: Int) throws {
+        let payload = Array(String(repeating: "fan-out once ", count: 30).utf8)
+        let parameters = DeflateParameters(serverMaxWindowBits: windowBits)
+        var sender = server(deflate: parameters)
+        #expect(sender.sharedCompressionWindowBits(payloadCount: payload.count) == windowBits)
+        let shared = try #require(WebSocketConnection.compressedTextFrame(payload, windowBits: windowBits))
+        #expect(shared[0] == 0xC1, "FIN + RSV1 + text")
+        #expect(shared.count < payload.count)
+        // The same bytes as the connection's own encoding, message after message (no context carried).
+        #expect(sender.encodeText(payload) == shared)
+        #expect(sender.encodeText(payload) == shared)
+        var receiver = client(deflate: parameters)
+        let text = String(decoding: payload, as: UTF8.self)
+        #expect(feed(&receiver, shared + shared) == [.text(text), .text(text)])
+    }
+
+    @Test func noSharedFrameWithContextTakeoverOrBelowTheThreshold() {
+        let withContext = WebSocketConnection(role: .server, maxMessageBytes: 1 << 20,
+                                              deflate: DeflateParameters(serverNoContextTakeover: false))
+        #expect(withContext.sharedCompressionWindowBits(payloadCount: 100) == nil)
+        let thresholded = WebSocketConnection(role: .server, maxMessageBytes: 1 << 20, deflate: DeflateParameters(),
+                                              compressionThreshold: 64)
+        #expect(thresholded.sharedCompressionWindowBits(payloadCount: 63) == nil)
+        #expect(thresholded.sharedCompressionWindowBits(payloadCount: 64) == 15)
+        #expect(client(deflate: DeflateParameters()).sharedCompressionWindowBits(payloadCount: 100) == nil)
+        #expect(server().sharedCompressionWindowBits(payloadCount: 100) == nil)
+    }
+
     @Test func rfcSharedSlidingWindow() {
         var connection = takeoverClient()
         let second: [UInt8] = [0xC1, 0x05, 0xF2, 0x00, 0x11, 0x00, 0x00]

@@ -87,7 +87,7 @@ final class ChatSession: WebSocketApplication {
     /// Queues a shared event (call on the loop).
     func deliver(_ event: SharedEvent) {
         guard let socket else { return }
-        socket.send(shared: event.payload, frame: event.frame)
+        socket.send(shared: event.payload, frame: event.frame, compressed: event.compressedFrame(windowBits:))
         closeIfSlow(socket)
     }
 

@@ -1,6 +1,7 @@
 import ChatCore
 import Dispatch
 import EventLoop
+import Synchronization
 import WebSocket
 
 /// One event loop's part of the hub: which of its sessions belong to which
@@ -133,11 +134,24 @@ final class SharedEvent: @unchecked Sendable {
     /// Monotonic nanoseconds when the core handed it to the shards (fan-out latency).
     let publishedAt = DispatchTime.now().uptimeNanoseconds
 
+    /// Compressed frames by window bits, built on first use by whichever loop needs one.
+    private let compressedFrames = Mutex<[Int: [UInt8]]>([:])
+
     init(payload: [UInt8], origin: Origin? = nil) {
         self.payload = payload
         self.origin = origin
         var frame: [UInt8] = []
         FrameWriter.appendFrame(opcode: .text, payload: payload, to: &frame)
         self.frame = frame
+    }
+
+    /// The payload as one compressed text frame (permessage-deflate without context), compressed once.
+    func compressedFrame(windowBits: Int) -> [UInt8]? {
+        compressedFrames.withLock { frames in
+            if let frame = frames[windowBits] { return frame }
+            let frame = WebSocketConnection.compressedTextFrame(payload, windowBits: windowBits)
+            frames[windowBits] = frame
+            return frame
+        }
     }
 }

@@ -59,12 +59,15 @@ final class WebSocketChannel {
         socket.write(protocolState.encodeText(text))
     }
 
-    /// Sends a text message that many connections share: its prebuilt frame as is,
-    /// or the payload compressed for this connection when it negotiated deflate.
-    func send(shared payload: [UInt8], frame: [UInt8]) {
+    /// Sends a text message that many connections share: its prebuilt frame as is, or,
+    /// when this connection negotiated deflate, the compressed frame for its window bits
+    /// that `compressed` builds once for all of them.
+    func send(shared payload: [UInt8], frame: [UInt8], compressed: (_ windowBits: Int) -> [UInt8]?) {
         guard isOpen else { return }
         if protocolState.deflate == nil {
             socket.write(frame)
+        } else if let bits = protocolState.sharedCompressionWindowBits(payloadCount: payload.count), let shared = compressed(bits) {
+            socket.write(shared)
         } else {
             socket.write(protocolState.encodeText(payload))
         }

@@ -8,10 +8,11 @@ final class ChatClient {
     private var nextID = 1
     private(set) var events: [[String: Any]] = []
 
-    init(port: Int, tls: Bool, path: String, timeoutSeconds: Int = 5, receiveBufferBytes: Int32? = nil) throws {
+    init(port: Int, tls: Bool, path: String, timeoutSeconds: Int = 5, receiveBufferBytes: Int32? = nil,
+         deflate: Bool = false) throws {
         connection = try TestClient(port: port, tls: tls, timeoutSeconds: timeoutSeconds,
                                     receiveBufferBytes: receiveBufferBytes)
-        let response = try connection.upgrade(path: path)
+        let response = try connection.upgrade(path: path, deflate: deflate)
         guard response.status == 101 else {
             throw TestClientError("upgrade failed: \(response.status) \(response.body)")
         }
