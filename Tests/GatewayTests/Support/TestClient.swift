@@ -94,14 +94,18 @@ final class TestClient {
     /// Reads what is available; empty at EOF; throws on timeout.
     func readSome() throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 65536)
-        let n = buffer.withUnsafeMutableBytes { raw -> Int in
-            if let ssl { return Int(SSL_read(ssl, raw.baseAddress, Int32(raw.count))) }
-            return read(fd, raw.baseAddress, raw.count)
-        }
+        var n: Int
+        repeat {
+            // A signal (the SIGCHLD of a gateway child process) must not read as EOF.
+            n = buffer.withUnsafeMutableBytes { raw -> Int in
+                if let ssl { return Int(SSL_read(ssl, raw.baseAddress, Int32(raw.count))) }
+                return read(fd, raw.baseAddress, raw.count)
+            }
+        } while n < 0 && errno == EINTR && ssl == nil
         if n > 0 { return Array(buffer[..<n]) }
-        if n == 0 || (ssl != nil && errno != EAGAIN) { return [] }
+        if n == 0 || (ssl != nil && errno != EAGAIN) || errno == ECONNRESET { return [] }
         if errno == EAGAIN || errno == EWOULDBLOCK { throw TestClientError("read timed out") }
-        return []
+        throw TestClientError("read failed: errno \(errno)")
     }
 
     /// True once the server closed the TCP connection (EOF or reset).
