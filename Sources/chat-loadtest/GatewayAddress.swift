@@ -46,7 +46,11 @@ struct GatewayAddress: Sendable {
     }
 
     /// The opening handshake of a chat connection (PROTOCOL.md §1) for `token`.
-    func upgrade(token: String) -> WebSocketClientHandshake {
-        WebSocketClientHandshake(host: hostHeader, target: "\(path)?token=\(token)")
+    func upgrade(token: String, deflate: Bool = false) -> WebSocketClientHandshake {
+        WebSocketClientHandshake(host: hostHeader, target: "\(path)?token=\(token)",
+                                 extensions: deflate ? Self.deflateOffer : nil)
     }
+
+    /// Context-free both ways, so neither side keeps a zlib stream per connection.
+    static let deflateOffer = "permessage-deflate; server_no_context_takeover; client_no_context_takeover"
 }

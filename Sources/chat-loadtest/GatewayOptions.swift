@@ -11,6 +11,9 @@ struct GatewayOptions: ParsableArguments {
     @Flag(help: "Use TLS (wss) even with a ws:// URL.")
     var tls = false
 
+    @Flag(help: "Offer permessage-deflate (server_no_context_takeover; client_no_context_takeover) on every connection.")
+    var deflate = false
+
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 

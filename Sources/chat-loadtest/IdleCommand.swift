@@ -53,9 +53,10 @@ struct IdleCommand: ParsableCommand {
         let tokens = try provisioner.provisionUsers { Console.error("chat-loadtest: \($0)") }
 
         let settings = RunSettings(
-            members: connections, publishers: 0, rate: 0, duration: hold, warmup: 0, textSize: 0, blockEach: 0,
+            scenario: "idle", members: connections, channels: 1, publishers: 0, rate: 0, duration: hold, warmup: 0, textSize: 0, blockEach: 0,
             window: 1, drain: 0, connectRate: connectRate, connectTimeout: connectTimeout, loops: gateway.loops)
-        let plan = RunPlan(address: address, tls: tlsContext, channelID: "", members: connections, publishers: 0, textSize: 0)
+        let plan = RunPlan(address: address, tls: tlsContext, channelIDs: [], groupSize: connections, members: connections,
+                           publishers: 0, textSize: 0)
         let before = pid.flatMap(residentKiB(of:))
         var during: Int?
         let outcome = RoomRun(settings: settings, plan: plan, tokens: tokens, group: group).runIdle(hold: hold) {

@@ -12,6 +12,10 @@ final class LoopRecorder: @unchecked Sendable {
     var counters = LoopCounters()
     /// End to end: `message.new` received − the stamp in its text, for messages stamped in the window.
     var latency = LatencyHistogram()
+    /// End to end for every delivery since the progress line last took it (the per-second timeline).
+    var recentLatency = LatencyHistogram()
+    /// connect() → the 101 checked, per connection.
+    var handshakeLatency = LatencyHistogram()
     /// `message.send` → its `ok`, for sends in the window.
     var ackLatency = LatencyHistogram()
     var deliveryCounts: DeliveryCounts
@@ -53,7 +57,9 @@ final class LoopRecorder: @unchecked Sendable {
         counters.deliveries += 1
         deliveryCounts.add(publisher: publisher, sequence: sequence)
         if schedule.inWindow(now) { counters.deliveriesInWindow += 1 }
-        if schedule.inWindow(stamp) { latency.record(nanoseconds: now &- min(stamp, now)) }
+        let elapsed = now &- min(stamp, now)
+        recentLatency.record(nanoseconds: elapsed)
+        if schedule.inWindow(stamp) { latency.record(nanoseconds: elapsed) }
     }
 
     func recordReply(sentAt: UInt64, receivedAt now: UInt64, ok: Bool, payload: [UInt8]) {

@@ -22,13 +22,14 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     private var events: [WebSocketConnection.Event] = []
     private var received: ReceivedBits
     private var closingOnPurpose = false
+    private var startedAt: UInt64 = 0
 
     init(index: Int, token: String, recorder: LoopRecorder, publisher: PublisherState?) {
         self.index = index
         self.token = token
         self.recorder = recorder
         self.publisher = publisher
-        received = ReceivedBits(publishers: recorder.plan.publishers)
+        received = ReceivedBits(publishers: recorder.plan.sendersPerChannel)
         events.reserveCapacity(64)
     }
 
@@ -38,6 +39,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     func start() {
         let plan = recorder.plan
         phase = .connecting
+        startedAt = MonotonicClock.now()
         do {
             connection = try SocketConnection.connect(host: plan.address.host, port: plan.address.port,
                                                       loop: recorder.loop, tls: plan.tls, handler: self)
@@ -50,7 +52,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     // MARK: ConnectionHandler
 
     func connectionDidConnect(_ connection: SocketConnection) {
-        let handshake = recorder.plan.address.upgrade(token: token)
+        let handshake = recorder.plan.address.upgrade(token: token, deflate: recorder.plan.deflate)
         upgrade = handshake
         phase = .upgrading
         connection.write(handshake.request)
@@ -98,9 +100,18 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
             failUpgrade("bad Sec-WebSocket-Accept", connection)
             return
         }
+        if recorder.plan.deflate {
+            guard let agreed = head.header("Sec-WebSocket-Extensions"),
+                  let parameters = DeflateParameters.clientAccept(response: [agreed]) else {
+                failUpgrade("permessage-deflate declined", connection)
+                return
+            }
+            webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 20, deflate: parameters)
+        }
         phase = .open
         upgrade = nil
         recorder.counters.connected += 1
+        recorder.handshakeLatency.record(nanoseconds: MonotonicClock.now() &- startedAt)
         let rest = Array(handshake[head.byteCount...])
         handshake = []
         if !rest.isEmpty { rest.withUnsafeBytes { receiveFrames($0, on: connection) } }
@@ -147,7 +158,8 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
         let finding = payload.withUnsafeBytes { FrameScanner.scan($0) }
         switch finding {
         case .delivery(let stamp, let from, let sequence):
-            guard from >= 0, from < recorder.plan.publishers, sequence >= 0 else {
+            let plan = recorder.plan
+            guard from >= 0, from < plan.publishers, sequence >= 0, plan.group(of: from) == plan.group(of: index) else {
                 recorder.counters.foreign += 1
                 return
             }
@@ -155,7 +167,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
                 recorder.counters.echoes += 1  // the sender's own connection must not get its message.new
                 return
             }
-            if received.insert(publisher: from, sequence: sequence) {
+            if received.insert(publisher: plan.slot(of: from), sequence: sequence) {
                 recorder.recordDelivery(publisher: from, sequence: sequence, stamp: stamp, receivedAt: now)
             } else {
                 recorder.counters.duplicates += 1

@@ -1,5 +1,6 @@
-/// Creates what a `room` run needs through the admin API: the member users
-/// `P-u0…`, one token each, one group channel of all of them and, with
+/// Creates what a `room` or `rooms` run needs through the admin API: the member
+/// users `P-u0…`, one token each, `channels` group channels splitting them in order
+/// (one channel of all of them for `room`) and, with
 /// `--block-each K`, K outside users `P-x0…` that every member blocks (so every
 /// recipient connection carries a K-entry blocked set while deliveries stay the same);
 /// with `--stalled-members S`, S more channel members `P-s0…` that never read.
@@ -7,12 +8,13 @@ struct RoomProvisioner {
     let admin: AdminClient
     let prefix: String
     let members: Int
+    var channels = 1
     let blockEach: Int
     var stalled = 0
     let tokenTTLSeconds = 3600
 
     struct Room: Sendable {
-        var channelID: String
+        var channelIDs: [String]
         var userIDs: [String]
         var tokens: [String]
         var stalledTokens: [String]
@@ -46,15 +48,24 @@ struct RoomProvisioner {
             }
         }
 
-        log("creating the group channel")
-        let channel = try admin.run(.post("/v1/admin/channels", "{\"type\":\"group\",\"name\":\"loadtest\",\"userIds\":\(JSONText.array(userIDs + stalledIDs))}"))
-        guard let channelID = JSONText.firstString("id", in: channel.bodyText) else {
-            throw LoadTestError("channel create answered without an id: \(channel.bodyText.prefix(200))")
+        log(channels == 1 ? "creating the group channel" : "creating \(channels) group channels of \(members / channels)")
+        let groupSize = members / channels
+        let creates: [AdminClient.Call] = (0..<channels).map { channel in
+            var memberIDs = Array(userIDs[channel * groupSize..<(channel + 1) * groupSize])
+            if channel == 0 { memberIDs += stalledIDs }
+            return .post("/v1/admin/channels", "{\"type\":\"group\",\"name\":\"loadtest-\(channel)\",\"userIds\":\(JSONText.array(memberIDs))}")
+        }
+        var channelIDs: [String] = []
+        for answer in try admin.run(creates) {
+            guard let channelID = JSONText.firstString("id", in: answer.bodyText) else {
+                throw LoadTestError("channel create answered without an id: \(answer.bodyText.prefix(200))")
+            }
+            channelIDs.append(channelID)
         }
 
         log("issuing \(members + stalled) tokens")
         let tokens = try issueTokens(userIDs + stalledIDs)
-        return Room(channelID: channelID, userIDs: userIDs, tokens: Array(tokens.prefix(members)),
+        return Room(channelIDs: channelIDs, userIDs: userIDs, tokens: Array(tokens.prefix(members)),
                     stalledTokens: Array(tokens.dropFirst(members)))
     }
 

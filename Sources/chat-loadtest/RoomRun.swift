@@ -10,7 +10,7 @@ final class RoomRun {
     let plan: RunPlan
     let tokens: [String]
     let recorders: [LoopRecorder]
-    private let progress: ProgressLine
+    let progress: ProgressLine
 
     init(settings: RunSettings, plan: RunPlan, tokens: [String], group: EventLoopGroup) {
         self.settings = settings
@@ -35,7 +35,7 @@ final class RoomRun {
 
         var cpuAtWarmupEnd: CPUTime?
         var nextLine = start + 1_000_000_000
-        progress.reset(at: start)
+        progress.reset(at: start, measureStart: warmupEnd)
         while true {
             let wake = min(nextLine, cpuAtWarmupEnd == nil ? warmupEnd : schedule.sendEnd, schedule.sendEnd)
             MonotonicClock.sleep(until: wake)
@@ -46,7 +46,7 @@ final class RoomRun {
                 break
             }
             if now >= nextLine {
-                progress.print(now < warmupEnd ? "warm-up" : "measure", totals(), at: now)
+                printProgress(now < warmupEnd ? "warm-up" : "measure", at: now)
                 nextLine += 1_000_000_000
             }
         }
@@ -56,7 +56,7 @@ final class RoomRun {
         nextLine = drainStart + 1_000_000_000
         while true {
             let c = totals()
-            let expected = c.acked * max(0, c.connected - 1)
+            let expected = c.acked * RunOutcome.expectedPerMessage(groupSize: plan.groupSize, connected: c.connected)
             if c.inFlight <= 0 && c.deliveries >= expected {
                 outcome.drainComplete = true
                 break
@@ -64,7 +64,7 @@ final class RoomRun {
             let now = MonotonicClock.now()
             if now >= drainDeadline { break }
             if now >= nextLine {
-                progress.print("drain", c, at: now)
+                printProgress("drain", at: now)
                 nextLine += 1_000_000_000
             }
             MonotonicClock.sleep(until: min(now + 50_000_000, drainDeadline))
@@ -74,6 +74,7 @@ final class RoomRun {
         collect(into: &outcome)
         outcome.cpuTotal = CPUTime.now() - cpuStart
         closeAll()
+        outcome.timeline = progress.timeline
         return outcome
     }
 
@@ -88,7 +89,8 @@ final class RoomRun {
             MonotonicClock.sleep(until: start + UInt64(Double(index) * interval))
             let recorder = recorders[index % recorders.count]
             let publisher = index < settings.publishers
-                ? PublisherState(index: index, publishers: settings.publishers, channelID: plan.channelID, textSize: plan.textSize)
+                ? PublisherState(index: index, publishers: settings.publishers, channelID: plan.channelID(of: index),
+                                 textSize: plan.textSize)
                 : nil
             let member = MemberConnection(index: index, token: tokens[index], recorder: recorder, publisher: publisher)
             recorder.loop.execute {
@@ -131,6 +133,7 @@ final class RoomRun {
         for recorder in recorders {
             recorder.loop.queue.sync {
                 outcome.counters.add(recorder.counters)
+                outcome.handshakeLatency.merge(recorder.handshakeLatency)
                 outcome.connectFailures.merge(recorder.connectFailures, uniquingKeysWith: +)
                 outcome.closeReasons.merge(recorder.closeReasons, uniquingKeysWith: +)
             }
@@ -139,6 +142,19 @@ final class RoomRun {
         closeAll()
         outcome.cpuTotal = CPUTime.now() - cpuStart
         return outcome
+    }
+
+    private func printProgress(_ phase: String, at now: UInt64) {
+        var counters = LoopCounters()
+        var recent = LatencyHistogram()
+        for recorder in recorders {
+            recorder.loop.queue.sync {
+                counters.add(recorder.counters)
+                recent.merge(recorder.recentLatency)
+                recorder.recentLatency = LatencyHistogram()
+            }
+        }
+        progress.print(phase, counters, recent: recent, at: now)
     }
 
     private func totals() -> LoopCounters {
@@ -166,7 +182,7 @@ final class RoomRun {
             }
         }
         if outcome.connectTimedOut > 0 { outcome.connectFailures["no answer before --connect-timeout"] = outcome.connectTimedOut }
-        outcome.settleDeliveries(counts: counts, acked: tallies)
+        outcome.settleDeliveries(counts: counts, acked: tallies, groupSize: plan.groupSize)
     }
 
     private func closeAll() {

@@ -3,6 +3,7 @@ struct RunOutcome: Sendable {
     var counters = LoopCounters()
     var latency = LatencyHistogram()
     var ackLatency = LatencyHistogram()
+    var handshakeLatency = LatencyHistogram()
     var connectFailures: [String: Int] = [:]
     var closeReasons: [String: Int] = [:]
     var errorSamples: [String] = []
@@ -14,8 +15,10 @@ struct RunOutcome: Sendable {
     var drainComplete = false
     var cpuTotal = CPUTime(user: 0, system: 0)
     var cpuWindow = CPUTime(user: 0, system: 0)
+    /// One sample per progress line, for `--report`.
+    var timeline: [TimelineSample] = []
 
-    /// Deliveries each acknowledged message should get: every other connected member.
+    /// Deliveries each acknowledged message should get: every other member of its channel.
     var expectedPerMessage = 0
     var expectedDeliveries = 0
     /// Distinct deliveries of acknowledged messages.
@@ -27,8 +30,8 @@ struct RunOutcome: Sendable {
     var unackedDeliveries = 0
 
     /// Compares what arrived with what was acknowledged, message by message.
-    mutating func settleDeliveries(counts: DeliveryCounts, acked: [PublisherTally]) {
-        expectedPerMessage = max(0, counters.connected - 1)
+    mutating func settleDeliveries(counts: DeliveryCounts, acked: [PublisherTally], groupSize: Int) {
+        expectedPerMessage = Self.expectedPerMessage(groupSize: groupSize, connected: counters.connected)
         for tally in acked {
             for sequence in 0..<tally.sent {
                 let count = counts.count(publisher: tally.publisher, sequence: sequence)
@@ -44,6 +47,13 @@ struct RunOutcome: Sendable {
                 }
             }
         }
+    }
+}
+
+extension RunOutcome {
+    /// Every other member of the sender's channel; with one channel, every other connected member.
+    static func expectedPerMessage(groupSize: Int, connected: Int) -> Int {
+        max(0, min(groupSize, connected) - 1)
     }
 }
 

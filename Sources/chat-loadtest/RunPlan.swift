@@ -1,11 +1,28 @@
 import EventLoop
 
 /// What every connection of a run shares, fixed before the first connect.
+///
+/// Members are numbered 0…members-1 and split into channels of `groupSize` in order
+/// (`room`: one channel of everyone; `rooms`: many small ones); publishers are the
+/// members below `publishers`.
 struct RunPlan: Sendable {
     var address: GatewayAddress
     var tls: TLSContext?
-    var channelID: String
+    var channelIDs: [String]
+    var groupSize: Int
     var members: Int
     var publishers: Int
     var textSize: Int
+    /// Offer permessage-deflate in every upgrade.
+    var deflate = false
+
+    func group(of member: Int) -> Int { member / groupSize }
+
+    func channelID(of member: Int) -> String { channelIDs[group(of: member)] }
+
+    /// A member's position inside its channel, which indexes what it tracks per sender.
+    func slot(of member: Int) -> Int { member % groupSize }
+
+    /// Senders a member can hear from: the publishers of its own channel.
+    var sendersPerChannel: Int { min(publishers, groupSize) }
 }

@@ -1,4 +1,9 @@
-/// The result of a `room` run as a table or one JSON object.
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The result of a `room` or `rooms` run as a table, one JSON object or an HTML page.
 struct RunReport {
     var settings: RunSettings
     var provisionSeconds: Double
@@ -24,11 +29,38 @@ struct RunReport {
             && c.duplicates == 0 && c.echoes == 0 && c.inFlight == 0
     }
 
+    /// Prints the table or JSON, writes the HTML page when asked; exit status 1 when the run was not clean.
+    func publish(json: Bool, htmlPath: String?) throws {
+        Console.output(json ? self.json() : table())
+        if let htmlPath {
+            let page = HTMLReport.render(title: "chat-loadtest \(settings.scenario): \(shape)", summary: rows(),
+                                         samples: outcome.timeline)
+            guard let file = fopen(htmlPath, "w") else { throw LoadTestError("cannot write \(htmlPath): errno \(errno)") }
+            fputs(page, file)
+            fclose(file)
+            Console.error("chat-loadtest: report written to \(htmlPath)")
+        }
+        if !isClean { throw ExitCode(1) }
+    }
+
+    private var shape: String {
+        let rate = settings.rate > 0 ? "\(Format.fixed(settings.rate, 0)) msgs/s" : "saturate (window \(settings.window))"
+        let channels = settings.channels == 1
+            ? "\(settings.members) members"
+            : "\(settings.channels) channels × \(settings.members / settings.channels) members"
+        return "\(channels), \(settings.publishers) publishers, \(rate), \(settings.textSize)-byte texts"
+    }
+
     func table() -> String {
+        let rows = rows()
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { Format.padded($0.0, width) + "  " + $0.1 }.joined(separator: "\n") + "\n"
+    }
+
+    private func rows() -> [(String, String)] {
         let ms = { (v: Double) in Format.fixed(v, 3) }
         var rows: [(String, String)] = []
-        let rate = settings.rate > 0 ? "\(Format.fixed(settings.rate, 0)) msgs/s" : "saturate (window \(settings.window))"
-        rows.append(("run", "\(settings.members) members, \(settings.publishers) publishers, \(rate), \(settings.textSize)-byte texts, block-each \(settings.blockEach), \(settings.loops) loop(s)"))
+        rows.append(("run", "\(settings.scenario): \(shape), block-each \(settings.blockEach), \(settings.loops) loop(s)"))
         rows.append(("phases", "provision \(Format.fixed(provisionSeconds, 1)) s, connect \(Format.fixed(outcome.connectSeconds, 2)) s, warm-up \(Format.fixed(settings.warmup, 1)) s, measured \(Format.fixed(outcome.windowSeconds, 1)) s, drain \(Format.fixed(outcome.drainSeconds, 2)) s\(outcome.drainComplete ? "" : " (incomplete)")"))
         rows.append(("connections", "made \(c.connected), failed \(failedConnections), disconnected \(c.disconnected)"))
         rows.append(("messages", "sent \(Format.grouped(c.sent)), acked \(Format.grouped(c.acked)), errors \(c.errors), unanswered \(c.inFlight)"))
@@ -52,8 +84,7 @@ struct RunReport {
             let endings = stalledEndings.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
             rows.append(("stalled members", "\(endings); \(Format.grouped(stalledBytes)) bytes reached them"))
         }
-        let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { Format.padded($0.0, width) + "  " + $0.1 }.joined(separator: "\n") + "\n"
+        return rows
     }
 
     private func latencyRow(_ h: LatencyHistogram, _ ms: (Double) -> String) -> String {
@@ -77,8 +108,10 @@ struct RunReport {
                     ("p99", number(h.milliseconds(atPercentile: 99))), ("p999", number(h.milliseconds(atPercentile: 99.9))),
                     ("max", number(h.maxMilliseconds)), ("mean", number(h.meanMilliseconds)), ("samples", String(h.count))])
         }
+        add("scenario", JSONText.quote(settings.scenario))
         add("mode", JSONText.quote(mode))
         add("members", String(settings.members))
+        add("channels", String(settings.channels))
         add("publishers", String(settings.publishers))
         add("rate", number(settings.rate))
         add("window", String(settings.window))

@@ -1,6 +1,8 @@
-/// The knobs of a `room` run, validated by `RoomCommand`.
+/// The knobs of a `room` or `rooms` run, validated by its command.
 struct RunSettings: Sendable {
+    var scenario: String
     var members: Int
+    var channels: Int
     var publishers: Int
     /// Total messages per second over all publishers; 0 = saturate.
     var rate: Double
@@ -13,4 +15,13 @@ struct RunSettings: Sendable {
     var connectRate: Double
     var connectTimeout: Double
     var loops: Int
+}
+
+extension RunSettings {
+    init(traffic: TrafficOptions, scenario: String, members: Int, channels: Int, publishers: Int, blockEach: Int, loops: Int) {
+        self.init(scenario: scenario, members: members, channels: channels, publishers: publishers, rate: traffic.rate,
+                  duration: traffic.duration, warmup: traffic.warmup, textSize: traffic.size, blockEach: blockEach,
+                  window: traffic.window, drain: traffic.drain, connectRate: traffic.connectRate,
+                  connectTimeout: traffic.connectTimeout, loops: loops)
+    }
 }
