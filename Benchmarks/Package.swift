@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// Micro-benchmarks for the WebSocket core, the store and ChatCore (ordo-one/benchmark).
+// Micro-benchmarks for the WebSocket core, the store, ChatCore and the event loop's fan-out (ordo-one/benchmark).
 // Run from this directory: swift package --disable-sandbox benchmark
 import PackageDescription
 
@@ -43,6 +43,18 @@ let package = Package(
                 .product(name: "ChatCore", package: "chat-gateway"),
             ],
             path: "Benchmarks/ChatCoreBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+            ]
+        ),
+        .executableTarget(
+            name: "FanOutBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "EventLoop", package: "chat-gateway"),
+            ],
+            path: "Benchmarks/FanOutBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [
                 .plugin(name: "BenchmarkPlugin", package: "benchmark"),
