@@ -52,6 +52,15 @@ final class LoopRecorder: @unchecked Sendable {
         }
     }
 
+    /// Forgets what the last measured window saw, before a ramp step (call on the loop).
+    func resetWindow() {
+        latency = LatencyHistogram()
+        ackLatency = LatencyHistogram()
+        counters.sentInWindow = 0
+        counters.ackedInWindow = 0
+        counters.deliveriesInWindow = 0
+    }
+
     @inline(__always)
     func recordDelivery(publisher: Int, sequence: Int, stamp: UInt64, receivedAt now: UInt64) {
         counters.deliveries += 1

@@ -23,6 +23,9 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     private var received: ReceivedBits
     private var closingOnPurpose = false
     private var startedAt: UInt64 = 0
+    /// From the plan, kept as plain numbers: the receive path reads them per delivery.
+    private let publishers: Int
+    private let groupSize: Int
 
     init(index: Int, token: String, recorder: LoopRecorder, publisher: PublisherState?) {
         self.index = index
@@ -30,6 +33,8 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
         self.recorder = recorder
         self.publisher = publisher
         received = ReceivedBits(publishers: recorder.plan.sendersPerChannel)
+        publishers = recorder.plan.publishers
+        groupSize = recorder.plan.groupSize
         events.reserveCapacity(64)
     }
 
@@ -158,8 +163,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
         let finding = payload.withUnsafeBytes { FrameScanner.scan($0) }
         switch finding {
         case .delivery(let stamp, let from, let sequence):
-            let plan = recorder.plan
-            guard from >= 0, from < plan.publishers, sequence >= 0, plan.group(of: from) == plan.group(of: index) else {
+            guard from >= 0, from < publishers, sequence >= 0, from / groupSize == index / groupSize else {
                 recorder.counters.foreign += 1
                 return
             }
@@ -167,7 +171,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
                 recorder.counters.echoes += 1  // the sender's own connection must not get its message.new
                 return
             }
-            if received.insert(publisher: plan.slot(of: from), sequence: sequence) {
+            if received.insert(publisher: from % groupSize, sequence: sequence) {
                 recorder.recordDelivery(publisher: from, sequence: sequence, stamp: stamp, receivedAt: now)
             } else {
                 recorder.counters.duplicates += 1

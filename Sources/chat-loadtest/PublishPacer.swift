@@ -8,11 +8,14 @@ import EventLoop
 final class PublishPacer {
     private let schedule: PublishSchedule
     private let publishers: [MemberConnection]
+    /// Each publisher's next sequence when the pacer started: a ramp step continues the numbering.
+    private let firstSequences: [Int]
     private var timer: DispatchSourceTimer?
 
     init(loop: EventLoop, publishers: [MemberConnection], schedule: PublishSchedule) {
         self.schedule = schedule
         self.publishers = publishers
+        firstSequences = publishers.map { $0.publisher?.nextSequence ?? 0 }
         let timer = DispatchSource.makeTimerSource(flags: .strict, queue: loop.queue)
         let delay = schedule.start > MonotonicClock.now() ? schedule.start - MonotonicClock.now() : 0
         timer.schedule(deadline: .now() + .nanoseconds(Int(delay)), repeating: .milliseconds(1), leeway: .microseconds(200))
@@ -28,11 +31,11 @@ final class PublishPacer {
         guard now >= schedule.start else { return }
         let rate = schedule.ratePerPublisher
         let elapsed = Double(now - schedule.start) / 1e9
-        for member in publishers {
+        for (member, first) in zip(publishers, firstSequences) {
             guard let publisher = member.publisher else { continue }
-            let due = Int(elapsed * rate + publisher.phase)
+            let due = first + Int(elapsed * rate + publisher.phase)
             while member.isOpen && publisher.nextSequence < due {
-                let offset = (Double(publisher.nextSequence + 1) - publisher.phase) / rate
+                let offset = (Double(publisher.nextSequence - first + 1) - publisher.phase) / rate
                 member.sendMessage(stamp: schedule.start + UInt64(max(0, offset) * 1e9))
             }
         }

@@ -36,8 +36,29 @@ struct RoomCommand: ParsableCommand {
     @Option(name: .customLong("block-each"), help: "Outside users (not members) that every member blocks.")
     var blockEach = 0
 
+    @Flag(help: """
+        Ramp instead of one run: open-loop steps of --ramp-step seconds on the same connections, from --ramp-start         msgs/s, ×--ramp-factor each step, until a step's p99 passes --p99-bound or it loses a delivery; reports the         highest rate within the bound.
+        """)
+    var ramp = false
+
+    @Option(name: .customLong("ramp-start"), help: "First ramp rate, msgs/s.")
+    var rampStart: Double = 100
+
+    @Option(name: .customLong("ramp-factor"), help: "Rate multiplier per ramp step.")
+    var rampFactor: Double = 1.25
+
+    @Option(name: .customLong("ramp-max"), help: "Highest ramp rate tried, msgs/s (sets the publishers needed).")
+    var rampMax: Double = 2000
+
+    @Option(name: .customLong("ramp-step"), help: "Seconds measured per ramp step (after 1 s of warm-up).")
+    var rampStep: Double = 5
+
+    @Option(name: .customLong("p99-bound"), help: "The ramp's latency bound, ms.")
+    var p99Bound: Double = 20
+
     private var publisherCount: Int {
         if let publishers { return publishers }
+        if ramp { return min(members, max(1, Int((rampMax / traffic.userRate).rounded(.up)))) }
         return traffic.rate > 0 ? min(members, traffic.publishersForRate) : min(10, members)
     }
 
@@ -50,6 +71,14 @@ struct RoomCommand: ParsableCommand {
                 --rate \(traffic.rate) needs more than --members publishers at --user-rate \(traffic.userRate); raise the \
                 gateway's limits.userMessagesPerSecond and pass it as --user-rate
                 """)
+        }
+        if ramp {
+            guard rampStart > 0, rampFactor > 1, rampMax >= rampStart, rampStep > 0, p99Bound > 0 else {
+                throw ValidationError("--ramp needs --ramp-start > 0, --ramp-factor > 1, --ramp-max ≥ --ramp-start, positive --ramp-step and --p99-bound")
+            }
+            guard stalledMembers == 0, traffic.report == nil else {
+                throw ValidationError("--ramp does not combine with --stalled-members or --report")
+            }
         }
         guard stalledMembers >= 0 else { throw ValidationError("--stalled-members must be ≥ 0") }
         if stalledMembers > 0 && (gateway.tls || gateway.url.hasPrefix("wss://")) {
@@ -67,7 +96,15 @@ struct RoomCommand: ParsableCommand {
         let stalled = try room.stalledTokens.map { token throws(LoadTestError) in
             try StalledMember(address: setup.address, token: token)
         }
-        let outcome = RoomRun(settings: settings, plan: setup.plan(for: room, settings), tokens: room.tokens, group: setup.group).run()
+        let run = RoomRun(settings: settings, plan: setup.plan(for: room, settings), tokens: room.tokens, group: setup.group)
+        if ramp {
+            let (steps, _) = run.runRamp(from: rampStart, factor: rampFactor, maximum: rampMax, stepSeconds: rampStep,
+                                         boundMs: p99Bound)
+            let report = RampReport(steps: steps, boundMs: p99Bound, members: members)
+            Console.output(gateway.json ? report.json() : report.table())
+            return
+        }
+        let outcome = run.run()
         var report = RunReport(settings: settings, provisionSeconds: provisionSeconds, outcome: outcome)
         for member in stalled {
             let (ending, bytes) = member.drain()

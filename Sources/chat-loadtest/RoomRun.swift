@@ -24,12 +24,56 @@ final class RoomRun {
         var outcome = RunOutcome()
         let cpuStart = CPUTime.now()
         connectAll(&outcome)
+        publish(rate: settings.rate, warmup: settings.warmup, duration: settings.duration, into: &outcome, cpuStart: cpuStart)
+        collect(into: &outcome)
+        outcome.cpuTotal = CPUTime.now() - cpuStart
+        closeAll()
+        outcome.timeline = progress.timeline
+        return outcome
+    }
 
+    /// The ramp: open-loop steps of `stepSeconds` on the same connections, the rate
+    /// multiplied by `factor` each step, until a step's p99 passes `boundMs`, a step
+    /// loses, errs or does not drain, or the rate passes `maximum`.
+    func runRamp(from first: Double, factor: Double, maximum: Double, stepSeconds: Double,
+                 boundMs: Double) -> (steps: [RampStep], outcome: RunOutcome) {
+        var outcome = RunOutcome()
+        let cpuStart = CPUTime.now()
+        connectAll(&outcome)
+        var steps: [RampStep] = []
+        var rate = first
+        while rate <= maximum {
+            var step = RunOutcome()
+            step.counters.connected = outcome.counters.connected
+            for recorder in recorders { recorder.loop.queue.sync { recorder.resetWindow() } }
+            publish(rate: rate, warmup: 1, duration: stepSeconds, into: &step, cpuStart: CPUTime.now())
+            var settled = RunOutcome()
+            collect(into: &settled)
+            let counters = settled.counters
+            let result = RampStep(
+                rate: rate, deliveriesPerSecond: Double(counters.deliveriesInWindow) / step.windowSeconds,
+                latency: settled.latency, lostSoFar: settled.lostDeliveries, errors: counters.errors,
+                drained: step.drainComplete)
+            steps.append(result)
+            Console.error("chat-loadtest: ramp \(Format.fixed(rate, 0)) msgs/s: \(result.summary(boundMs: boundMs))")
+            outcome = settled
+            if !result.passes(boundMs: boundMs) { break }
+            rate *= factor
+        }
+        outcome.cpuTotal = CPUTime.now() - cpuStart
+        closeAll()
+        outcome.timeline = progress.timeline
+        return (steps, outcome)
+    }
+
+    /// Sends for `warmup` + `duration` seconds at `rate` (0 saturates), then waits for the
+    /// replies and deliveries still under way, printing the progress line each second.
+    private func publish(rate: Double, warmup: Double, duration: Double, into outcome: inout RunOutcome, cpuStart: CPUTime) {
         let start = MonotonicClock.now() + 100_000_000
-        let warmupEnd = start + MonotonicClock.nanoseconds(settings.warmup)
+        let warmupEnd = start + MonotonicClock.nanoseconds(warmup)
         let schedule = PublishSchedule(
-            start: start, warmupEnd: warmupEnd, sendEnd: warmupEnd + MonotonicClock.nanoseconds(settings.duration),
-            ratePerPublisher: settings.rate / Double(settings.publishers), window: settings.window)
+            start: start, warmupEnd: warmupEnd, sendEnd: warmupEnd + MonotonicClock.nanoseconds(duration),
+            ratePerPublisher: rate / Double(settings.publishers), window: settings.window)
         for recorder in recorders { recorder.loop.execute { recorder.begin(schedule) } }
         outcome.windowSeconds = schedule.windowSeconds
 
@@ -70,12 +114,6 @@ final class RoomRun {
             MonotonicClock.sleep(until: min(now + 50_000_000, drainDeadline))
         }
         outcome.drainSeconds = Double(MonotonicClock.now() - drainStart) / 1e9
-
-        collect(into: &outcome)
-        outcome.cpuTotal = CPUTime.now() - cpuStart
-        closeAll()
-        outcome.timeline = progress.timeline
-        return outcome
     }
 
     // MARK: phases

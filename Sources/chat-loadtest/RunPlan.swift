@@ -16,12 +16,7 @@ struct RunPlan: Sendable {
     /// Offer permessage-deflate in every upgrade.
     var deflate = false
 
-    func group(of member: Int) -> Int { member / groupSize }
-
-    func channelID(of member: Int) -> String { channelIDs[group(of: member)] }
-
-    /// A member's position inside its channel, which indexes what it tracks per sender.
-    func slot(of member: Int) -> Int { member % groupSize }
+    func channelID(of member: Int) -> String { channelIDs[member / groupSize] }
 
     /// Senders a member can hear from: the publishers of its own channel.
     var sendersPerChannel: Int { min(publishers, groupSize) }
