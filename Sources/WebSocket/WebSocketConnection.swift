@@ -38,6 +38,55 @@ public struct WebSocketConnection {
         var validator = UTF8Validator()
         var validatedCount = 0
         var wireBytes: UInt64 = 0
+        /// With an `inflateMemo`: the compressed message, inflated (or found) at its end.
+        var compressedBytes: [UInt8] = []
+    }
+
+    /// Compressed messages already inflated, shared by connections that receive the same
+    /// broadcast: a peer that resets its context per message sends identical bytes for an
+    /// identical message, so one inflate serves every copy. Set only when the peer does
+    /// (client role with server_no_context_takeover); holds the last `capacity` messages.
+    public final class InflateMemo {
+        /// Hashes its bytes in one call (an `[UInt8]` key feeds the hasher byte by byte).
+        private struct Key: Hashable {
+            let bytes: [UInt8]
+
+            func hash(into hasher: inout Hasher) {
+                bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            }
+        }
+
+        private var entries: [Key: [UInt8]] = [:]
+        private var order: [Key] = []
+        private var next = 0
+        let capacity: Int
+
+        public init(capacity: Int = 256) {
+            self.capacity = max(1, capacity)
+        }
+
+        func inflated(_ compressed: [UInt8], inflate: () throws(WebSocketError) -> [UInt8]) throws(WebSocketError) -> [UInt8] {
+            let key = Key(bytes: compressed)
+            if let hit = entries[key] { return hit }
+            let plain = try inflate()
+            if order.count < capacity {
+                order.append(key)
+            } else {
+                entries[order[next]] = nil
+                order[next] = key
+                next = (next + 1) % capacity
+            }
+            entries[key] = plain
+            return plain
+        }
+    }
+
+    /// See `InflateMemo`; ignored unless the peer resets its compression context per message.
+    public var inflateMemo: InflateMemo?
+
+    private var memoizesInflate: Bool {
+        guard inflateMemo != nil, let deflate else { return false }
+        return role == .client ? deflate.serverNoContextTakeover : deflate.clientNoContextTakeover
     }
 
     public let role: Role
@@ -127,7 +176,13 @@ public struct WebSocketConnection {
         guard var partial = message else { return }
         message = nil  // keep the payload uniquely referenced while it grows
         defer { message = partial }
-        if partial.compressed {
+        if partial.compressed && memoizesInflate {
+            append(chunk, key: header.maskKey, offset: maskOffset, to: &partial.compressedBytes)
+            guard partial.compressedBytes.count <= maxMessageBytes else {
+                throw WebSocketError(.messageTooBig, "compressed message over \(maxMessageBytes) bytes")
+            }
+            return
+        } else if partial.compressed {
             scratch.removeAll(keepingCapacity: true)
             append(chunk, key: header.maskKey, offset: maskOffset, to: &scratch)
             guard let inflater else { throw WebSocketError(.internalError, "no inflater") }
@@ -177,7 +232,22 @@ public struct WebSocketConnection {
             guard header.fin, var partial = message else { return }
             message = nil
             if partial.compressed, let inflater {
-                try inflater.finishMessage(appendingTo: &partial.payload, limit: maxMessageBytes)
+                if let memo = inflateMemo, memoizesInflate {
+                    let compressed = partial.compressedBytes
+                    let limit = maxMessageBytes
+                    partial.payload = try memo.inflated(compressed) { () throws(WebSocketError) -> [UInt8] in
+                        var plain: [UInt8] = []
+                        var failure: WebSocketError?
+                        compressed.withUnsafeBytes { input in
+                            do throws(WebSocketError) { try inflater.inflate(input, appendingTo: &plain, limit: limit) } catch { failure = error }
+                        }
+                        if let failure { throw failure }
+                        try inflater.finishMessage(appendingTo: &plain, limit: limit)
+                        return plain
+                    }
+                } else {
+                    try inflater.finishMessage(appendingTo: &partial.payload, limit: maxMessageBytes)
+                }
                 try validateNewText(&partial)
             }
             if partial.opcode == .text && !partial.validator.isAtCharacterBoundary {

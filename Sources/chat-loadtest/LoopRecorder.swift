@@ -1,5 +1,6 @@
 import Dispatch
 import EventLoop
+import WebSocket
 
 /// Everything one event loop measures: counters, latency histograms and the
 /// per-message delivery counts. Touched only on its loop (hence `@unchecked
@@ -19,6 +20,8 @@ final class LoopRecorder: @unchecked Sendable {
     /// `message.send` → its `ok`, for sends in the window.
     var ackLatency = LatencyHistogram()
     var deliveryCounts: DeliveryCounts
+    /// With --deflate every member of a loop receives the same compressed frames: inflated once.
+    let inflateMemo = WebSocketConnection.InflateMemo(capacity: 8192)
     /// Failed upgrades by reason (HTTP status or transport error).
     var connectFailures: [String: Int] = [:]
     /// Close codes of connections the gateway closed.

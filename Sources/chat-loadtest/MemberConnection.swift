@@ -112,6 +112,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
                 return
             }
             webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 20, deflate: parameters)
+            webSocket.inflateMemo = recorder.inflateMemo
         }
         phase = .open
         upgrade = nil
