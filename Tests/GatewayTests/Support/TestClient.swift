@@ -46,7 +46,8 @@ final class TestClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard status == 0 else {
-            close(fd)
+            // No close here: the instance is fully initialised, so deinit runs and closes `fd`.
+            // Closing it twice closed whatever socket or file had reused the number meanwhile.
             throw TestClientError("connect to \(port) failed: errno \(errno)")
         }
         if tls {
