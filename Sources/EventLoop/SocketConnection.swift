@@ -213,7 +213,6 @@ public final class SocketConnection: @unchecked Sendable {
 
     private func writable() {
         if state == .connecting {
-            watchingWritable = false
             let error = Socket.pendingError(fd)
             guard error == 0 else {
                 closeNow()
@@ -221,7 +220,7 @@ public final class SocketConnection: @unchecked Sendable {
             }
             state = .open
             isServerSide = false
-            loop.change(fd: fd, of: self, to: .read)
+            stopWatchingWritable()
             if let tls {
                 _ = tls.startHandshake()
             } else {

@@ -5,7 +5,7 @@ import CZlib
 /// message size limit.
 final class Inflater {
     private var stream: UnsafeMutablePointer<z_stream>?
-    private let resetAfterMessage: Bool
+    let resetAfterMessage: Bool
 
     /// `resetAfterMessage`: the peer does not take context over (`*_no_context_takeover`),
     /// so the zlib state is freed after each message and an idle connection holds none.
@@ -33,6 +33,15 @@ final class Inflater {
         }
         stream = fresh
         return fresh
+    }
+
+    /// Inflates `input`, appending to `output`; fails with 1009 once `output` would pass `limit`.
+    func inflate(_ input: [UInt8], appendingTo output: inout [UInt8], limit: Int) throws(WebSocketError) {
+        var failure: WebSocketError?
+        input.withUnsafeBytes { bytes in
+            do throws(WebSocketError) { try inflate(bytes, appendingTo: &output, limit: limit) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// Inflates `input`, appending to `output`; fails with 1009 once `output` would pass `limit`.

@@ -84,9 +84,9 @@ public struct WebSocketConnection {
     /// See `InflateMemo`; ignored unless the peer resets its compression context per message.
     public var inflateMemo: InflateMemo?
 
-    private var memoizesInflate: Bool {
-        guard inflateMemo != nil, let deflate else { return false }
-        return role == .client ? deflate.serverNoContextTakeover : deflate.clientNoContextTakeover
+    /// `inflateMemo` when it applies: the peer compresses every message from an empty context.
+    private var activeInflateMemo: InflateMemo? {
+        inflater?.resetAfterMessage == true ? inflateMemo : nil
     }
 
     public let role: Role
@@ -176,7 +176,7 @@ public struct WebSocketConnection {
         guard var partial = message else { return }
         message = nil  // keep the payload uniquely referenced while it grows
         defer { message = partial }
-        if partial.compressed && memoizesInflate {
+        if partial.compressed && activeInflateMemo != nil {
             append(chunk, key: header.maskKey, offset: maskOffset, to: &partial.compressedBytes)
             guard partial.compressedBytes.count <= maxMessageBytes else {
                 throw WebSocketError(.messageTooBig, "compressed message over \(maxMessageBytes) bytes")
@@ -186,11 +186,7 @@ public struct WebSocketConnection {
             scratch.removeAll(keepingCapacity: true)
             append(chunk, key: header.maskKey, offset: maskOffset, to: &scratch)
             guard let inflater else { throw WebSocketError(.internalError, "no inflater") }
-            var failure: WebSocketError?
-            scratch.withUnsafeBytes { input in
-                do throws(WebSocketError) { try inflater.inflate(input, appendingTo: &partial.payload, limit: maxMessageBytes) } catch { failure = error }
-            }
-            if let failure { throw failure }
+            try inflater.inflate(scratch, appendingTo: &partial.payload, limit: maxMessageBytes)
         } else {
             append(chunk, key: header.maskKey, offset: maskOffset, to: &partial.payload)
         }
@@ -232,16 +228,12 @@ public struct WebSocketConnection {
             guard header.fin, var partial = message else { return }
             message = nil
             if partial.compressed, let inflater {
-                if let memo = inflateMemo, memoizesInflate {
+                if let memo = activeInflateMemo {
                     let compressed = partial.compressedBytes
                     let limit = maxMessageBytes
                     partial.payload = try memo.inflated(compressed) { () throws(WebSocketError) -> [UInt8] in
                         var plain: [UInt8] = []
-                        var failure: WebSocketError?
-                        compressed.withUnsafeBytes { input in
-                            do throws(WebSocketError) { try inflater.inflate(input, appendingTo: &plain, limit: limit) } catch { failure = error }
-                        }
-                        if let failure { throw failure }
+                        try inflater.inflate(compressed, appendingTo: &plain, limit: limit)
                         try inflater.finishMessage(appendingTo: &plain, limit: limit)
                         return plain
                     }
