@@ -1,5 +1,4 @@
 import ArgumentParser
-import EventLoop
 
 /// `chat-loadtest handshakes`: how fast the gateway takes new authenticated
 /// connections — TCP (+ TLS) connect, upgrade with a token, 101 checked.
@@ -37,15 +36,9 @@ struct HandshakesCommand: ParsableCommand {
 
     func run() throws {
         let setup = try ScenarioSetup(gateway: gateway)
-        let provisioner = RoomProvisioner(admin: setup.admin, prefix: userPrefix, members: connections, blockEach: 0)
-        let tokens = try provisioner.provisionUsers { Console.error("chat-loadtest: \($0)") }
-        let settings = RunSettings(
-            scenario: "handshakes", members: connections, channels: 1, publishers: 0, rate: 0, duration: 0, warmup: 0,
-            textSize: 0, blockEach: 0, window: 1, drain: 0, connectRate: connectRate, connectTimeout: connectTimeout,
-            loops: gateway.loops)
-        let plan = RunPlan(address: setup.address, tls: setup.tls, channelIDs: [], groupSize: connections,
-                           members: connections, publishers: 0, textSize: 0, deflate: setup.deflate)
-        let outcome = RoomRun(settings: settings, plan: plan, tokens: tokens, group: setup.group).runIdle(hold: 0) {}
+        let tokens = try setup.provisionUsers(connections, prefix: userPrefix)
+        let outcome = setup.holdConnections(tokens: tokens, scenario: "handshakes", connectRate: connectRate,
+                                            connectTimeout: connectTimeout, hold: 0)
         let report = HandshakeReport(connections: connections, transport: setup.address.tls ? "wss" : "ws",
                                      connectRate: connectRate, outcome: outcome)
         Console.output(gateway.json ? report.json() : report.table())

@@ -1,5 +1,4 @@
 import ArgumentParser
-import EventLoop
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,24 +44,15 @@ struct IdleCommand: ParsableCommand {
     }
 
     func run() throws {
-        let address = try GatewayAddress(url: gateway.url, forceTLS: gateway.tls)
-        let tlsContext = address.tls ? try TLSContext.insecureClient() : nil
-        let group = EventLoopGroup(count: gateway.loops)
-        let admin = AdminClient(address: address, apiKey: gateway.adminKey, tls: tlsContext, group: group, concurrency: gateway.adminConcurrency)
-        let provisioner = RoomProvisioner(admin: admin, prefix: userPrefix, members: connections, blockEach: 0)
-        let tokens = try provisioner.provisionUsers { Console.error("chat-loadtest: \($0)") }
-
-        let settings = RunSettings(
-            scenario: "idle", members: connections, channels: 1, publishers: 0, rate: 0, duration: hold, warmup: 0, textSize: 0, blockEach: 0,
-            window: 1, drain: 0, connectRate: connectRate, connectTimeout: connectTimeout, loops: gateway.loops)
-        let plan = RunPlan(address: address, tls: tlsContext, channelIDs: [], groupSize: connections, members: connections,
-                           publishers: 0, textSize: 0)
+        let setup = try ScenarioSetup(gateway: gateway)
+        let tokens = try setup.provisionUsers(connections, prefix: userPrefix)
         let before = pid.flatMap(residentKiB(of:))
         var during: Int?
-        let outcome = RoomRun(settings: settings, plan: plan, tokens: tokens, group: group).runIdle(hold: hold) {
+        let outcome = setup.holdConnections(tokens: tokens, scenario: "idle", connectRate: connectRate,
+                                            connectTimeout: connectTimeout, hold: hold) {
             during = pid.flatMap(residentKiB(of:))
         }
-        let report = IdleReport(connections: connections, transport: address.tls ? "wss" : "ws", hold: hold,
+        let report = IdleReport(connections: connections, transport: setup.address.tls ? "wss" : "ws", hold: hold,
                                 outcome: outcome, rssBeforeKiB: before, rssDuringKiB: during)
         Console.output(gateway.json ? report.json() : report.table())
         if !report.isClean { throw ExitCode(1) }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import EventLoop
 
 /// `chat-loadtest room`: one group channel of `--members` live connections;
 /// `--publishers` of them send, every member counts and times what arrives.
@@ -98,8 +97,8 @@ struct RoomCommand: ParsableCommand {
         }
         let run = RoomRun(settings: settings, plan: setup.plan(for: room, settings), tokens: room.tokens, group: setup.group)
         if ramp {
-            let (steps, _) = run.runRamp(from: rampStart, factor: rampFactor, maximum: rampMax, stepSeconds: rampStep,
-                                         boundMs: p99Bound)
+            let steps = run.runRamp(from: rampStart, factor: rampFactor, maximum: rampMax, stepSeconds: rampStep,
+                                    boundMs: p99Bound)
             let report = RampReport(steps: steps, boundMs: p99Bound, members: members)
             Console.output(gateway.json ? report.json() : report.table())
             return

@@ -10,7 +10,7 @@ final class RoomRun {
     let plan: RunPlan
     let tokens: [String]
     let recorders: [LoopRecorder]
-    let progress: ProgressLine
+    private let progress: ProgressLine
 
     init(settings: RunSettings, plan: RunPlan, tokens: [String], group: EventLoopGroup) {
         self.settings = settings
@@ -35,16 +35,13 @@ final class RoomRun {
     /// The ramp: open-loop steps of `stepSeconds` on the same connections, the rate
     /// multiplied by `factor` each step, until a step's p99 passes `boundMs`, a step
     /// loses, errs or does not drain, or the rate passes `maximum`.
-    func runRamp(from first: Double, factor: Double, maximum: Double, stepSeconds: Double,
-                 boundMs: Double) -> (steps: [RampStep], outcome: RunOutcome) {
-        var outcome = RunOutcome()
-        let cpuStart = CPUTime.now()
-        connectAll(&outcome)
+    func runRamp(from first: Double, factor: Double, maximum: Double, stepSeconds: Double, boundMs: Double) -> [RampStep] {
+        var connecting = RunOutcome()
+        connectAll(&connecting)
         var steps: [RampStep] = []
         var rate = first
         while rate <= maximum {
             var step = RunOutcome()
-            step.counters.connected = outcome.counters.connected
             for recorder in recorders { recorder.loop.queue.sync { recorder.resetWindow() } }
             publish(rate: rate, warmup: 1, duration: stepSeconds, into: &step, cpuStart: CPUTime.now())
             var settled = RunOutcome()
@@ -56,14 +53,11 @@ final class RoomRun {
                 drained: step.drainComplete)
             steps.append(result)
             Console.error("chat-loadtest: ramp \(Format.fixed(rate, 0)) msgs/s: \(result.summary(boundMs: boundMs))")
-            outcome = settled
             if !result.passes(boundMs: boundMs) { break }
             rate *= factor
         }
-        outcome.cpuTotal = CPUTime.now() - cpuStart
         closeAll()
-        outcome.timeline = progress.timeline
-        return (steps, outcome)
+        return steps
     }
 
     /// Sends for `warmup` + `duration` seconds at `rate` (0 saturates), then waits for the
@@ -168,15 +162,7 @@ final class RoomRun {
         MonotonicClock.sleep(until: holdStart + MonotonicClock.nanoseconds(hold))
         outcome.cpuWindow = CPUTime.now() - cpuStart
         atEnd()
-        for recorder in recorders {
-            recorder.loop.queue.sync {
-                outcome.counters.add(recorder.counters)
-                outcome.handshakeLatency.merge(recorder.handshakeLatency)
-                outcome.connectFailures.merge(recorder.connectFailures, uniquingKeysWith: +)
-                outcome.closeReasons.merge(recorder.closeReasons, uniquingKeysWith: +)
-            }
-        }
-        if outcome.connectTimedOut > 0 { outcome.connectFailures["no answer before --connect-timeout"] = outcome.connectTimedOut }
+        collect(into: &outcome)
         closeAll()
         outcome.cpuTotal = CPUTime.now() - cpuStart
         return outcome
@@ -209,6 +195,7 @@ final class RoomRun {
                 outcome.counters.add(recorder.counters)
                 outcome.latency.merge(recorder.latency)
                 outcome.ackLatency.merge(recorder.ackLatency)
+                outcome.handshakeLatency.merge(recorder.handshakeLatency)
                 counts.merge(recorder.deliveryCounts)
                 outcome.connectFailures.merge(recorder.connectFailures, uniquingKeysWith: +)
                 outcome.closeReasons.merge(recorder.closeReasons, uniquingKeysWith: +)

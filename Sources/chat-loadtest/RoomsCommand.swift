@@ -1,5 +1,4 @@
 import ArgumentParser
-import EventLoop
 
 /// `chat-loadtest rooms`: many small group channels, every member sending.
 struct RoomsCommand: ParsableCommand {

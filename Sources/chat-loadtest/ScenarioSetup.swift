@@ -33,6 +33,25 @@ struct ScenarioSetup {
         return (room, seconds)
     }
 
+    /// Users `prefix-u0…` and a token each, no channel (`idle`, `handshakes`).
+    func provisionUsers(_ count: Int, prefix: String) throws(LoadTestError) -> [String] {
+        let provisioner = RoomProvisioner(admin: admin, prefix: prefix, members: count, blockEach: 0)
+        return try provisioner.provisionUsers { Console.error("chat-loadtest: \($0)") }
+    }
+
+    /// One connection per token that sends nothing, opened at `connectRate`, held `hold`
+    /// seconds; `atEnd` runs while they are still open.
+    func holdConnections(tokens: [String], scenario: String, connectRate: Double, connectTimeout: Double, hold: Double,
+                         atEnd: () -> Void = {}) -> RunOutcome {
+        let settings = RunSettings(
+            scenario: scenario, members: tokens.count, channels: 1, publishers: 0, rate: 0, duration: hold, warmup: 0,
+            textSize: 0, blockEach: 0, window: 1, drain: 0, connectRate: connectRate, connectTimeout: connectTimeout,
+            loops: group.loops.count)
+        let plan = RunPlan(address: address, tls: tls, channelIDs: [], groupSize: tokens.count, members: tokens.count,
+                           publishers: 0, textSize: 0, deflate: deflate)
+        return RoomRun(settings: settings, plan: plan, tokens: tokens, group: group).runIdle(hold: hold, atEnd: atEnd)
+    }
+
     func plan(for room: RoomProvisioner.Room, _ settings: RunSettings) -> RunPlan {
         RunPlan(address: address, tls: tls, channelIDs: room.channelIDs, groupSize: settings.members / settings.channels,
                 members: settings.members, publishers: settings.publishers, textSize: settings.textSize, deflate: deflate)
