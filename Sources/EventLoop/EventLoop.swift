@@ -62,6 +62,8 @@ public final class EventLoop: @unchecked Sendable {
         queue.setSpecific(key: key, value: index)
         let source = DispatchSource.makeReadSource(fileDescriptor: poller, queue: queue)
         source.setEventHandler { [unowned self] in dispatchReadyEvents() }
+        // Closed only once Dispatch has let go of it, never under a live source.
+        source.setCancelHandler { [poller] in _ = Glibc.close(poller) }
         source.resume()
         pollSource = source
         let timer = DispatchSource.makeTimerSource(queue: queue)
