@@ -23,6 +23,31 @@ struct AdminAPITests {
         #expect(try alice.ok("user.get", ["userId": "eve"])["id"] as? String == "eve")
     }
 
+    @Test("admin calls share one keep-alive connection, pipelined or not, plain and TLS", arguments: [false, true])
+    func keepAlive(tls: Bool) async throws {
+        let gateway = try await TestGateway.chat(tls: tls)
+        let (port, key) = (gateway.port, gateway.chat.adminAPIKey)
+        let statuses = try await offThePool { () throws -> [Int] in
+            let client = try TestClient(port: port, tls: tls)
+            func request(_ id: String) -> [UInt8] {
+                let body = "{\"id\":\"\(id)\"}"
+                return Array("POST /v1/admin/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+            }
+            var statuses: [Int] = []
+            try client.write(request("ka1"))
+            statuses.append(try client.readResponse().status)
+            // Three behind each other in one write: each waits for the store, answered in order.
+            try client.write(request("ka2") + request("ka3") + request("ka4"))
+            for _ in 0..<3 { statuses.append(try client.readResponse().status) }
+            return statuses
+        }
+        #expect(statuses == [200, 200, 200, 200])
+        let alice = try await gateway.connect("alice")
+        for id in ["ka1", "ka2", "ka3", "ka4"] {
+            #expect(try alice.ok("user.get", ["userId": id])["id"] as? String == id)
+        }
+    }
+
     @Test("POST /v1/admin/users creates then updates a user")
     func createAndUpdateUser() async throws {
         let gateway = try await TestGateway.chat()

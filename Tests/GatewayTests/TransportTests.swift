@@ -57,26 +57,86 @@ struct TransportTests {
         #expect(try client.nextText() == "over RSA")
     }
 
-    @Test("bad upgrades get the right status")
+    @Test("bad upgrades get the right status; a refused upgrade or unparsable request closes")
     func badUpgrades() throws {
         let gateway = try TestGateway()
-        let cases: [(String, Int)] = [
-            ("GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", 404),
-            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\n\r\n", 426),
-            ("POST /v1/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", 400),
-            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n", 400),
-            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 12\r\n\r\n", 400),
-            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 9000))\r\n\r\n", 431),
-            ("BROKEN\r\n\r\n", 400),
+        let cases: [(request: String, status: Int, closes: Bool)] = [
+            ("GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", 404, false),
+            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\n\r\n", 426, false),
+            ("POST /v1/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", 400, true),
+            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n", 400, true),
+            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 12\r\n\r\n", 400, true),
+            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 9000))\r\n\r\n", 431, true),
+            ("BROKEN\r\n\r\n", 400, true),
         ]
-        for (request, status) in cases {
-            let client = try TestClient(port: gateway.port)
+        for (request, status, closes) in cases {
+            let client = try TestClient(port: gateway.port, timeoutSeconds: 5)
             try client.write(request)
             let response = try client.readResponse()
             #expect(response.status == status, "\(request.prefix(40))")
             #expect(response.body.hasPrefix("{\"error\":{\"code\":"))
-            #expect(try client.waitForEOF())
+            #expect((response.headers["connection"] == "close") == closes, "\(request.prefix(40))")
+            if closes {
+                #expect(try client.waitForEOF())
+            } else {
+                try client.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(try client.readResponse().status == 200, "kept alive after \(request.prefix(40))")
+            }
         }
+    }
+
+    @Test("HTTP/1.1 keeps the connection for the next request, plain and TLS", arguments: [false, true])
+    func keepAlive(tls: Bool) throws {
+        let gateway = try TestGateway(tls: tls)
+        let client = try TestClient(port: gateway.port, tls: tls)
+        for _ in 0..<3 {
+            try client.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.headers["connection"] == nil)
+        }
+        try client.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let last = try client.readResponse()
+        #expect(last.status == 200)
+        #expect(last.headers["connection"] == "close")
+        #expect(try client.waitForEOF())
+    }
+
+    @Test("HTTP/1.0 closes after its answer")
+    func http10Closes() throws {
+        let gateway = try TestGateway()
+        let client = try TestClient(port: gateway.port, timeoutSeconds: 5)
+        try client.write("GET /healthz HTTP/1.0\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().headers["connection"] == "close")
+        #expect(try client.waitForEOF())
+    }
+
+    @Test("pipelined requests are answered in order, one read or split across reads")
+    func pipelinedRequests() throws {
+        let gateway = try TestGateway()
+        let client = try TestClient(port: gateway.port, timeoutSeconds: 5)
+        let requests = (0..<50).map { $0 % 2 == 0 ? "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" : "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n" }
+        let bytes = Array(requests.joined().utf8)
+        try client.write(Array(bytes[..<(bytes.count / 2 + 7)]))
+        try client.write(Array(bytes[(bytes.count / 2 + 7)...]))
+        for index in 0..<50 {
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.body == (index % 2 == 0 ? "{\"status\":\"ok\"}" : "{\"status\":\"ready\"}"))
+        }
+        // An upgrade behind answered requests still works on the same connection.
+        #expect(try client.upgrade(path: "/v1/echo").status == 101)
+        try client.sendText("after keep-alive")
+        #expect(try client.nextText() == "after keep-alive")
+    }
+
+    @Test("an idle keep-alive connection is closed after the handshake timeout")
+    func idleKeepAliveCloses() throws {
+        let gateway = try TestGateway { $0.timeouts.handshake = 1 }
+        let client = try TestClient(port: gateway.port, timeoutSeconds: 5)
+        try client.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+        #expect(try client.waitForEOF())
     }
 
     @Test("a client frame that is not masked closes with 1002")

@@ -1,13 +1,31 @@
 import EventLoop
 import WebSocket
 
-/// Reads one HTTP request per connection, answers it or upgrades it to a
-/// WebSocket, and from then on feeds the WebSocket channel.
+/// Reads HTTP requests, answers them or upgrades one to a WebSocket, and from
+/// then on feeds the WebSocket channel. An HTTP/1.1 request that is not an
+/// upgrade and does not ask `Connection: close` keeps the connection for the
+/// next one (an app backend calling the admin API pays one TLS handshake, not
+/// one per call); pipelined requests are answered in order.
 final class HTTPConnectionHandler: ConnectionHandler {
+    /// What every connection of a server shares, held once rather than copied into each.
+    final class Context: Sendable {
+        let router: HTTPRouter
+        let settings: TransportSettings
+        let observer: ConnectionObserver
+
+        init(router: HTTPRouter, settings: TransportSettings, observer: ConnectionObserver) {
+            self.router = router
+            self.settings = settings
+            self.observer = observer
+        }
+    }
+
+    /// The request phases' payloads are boxed (`indirect`), so a connection that
+    /// became a WebSocket keeps a word here, not a request parser.
     private enum Phase {
-        case request(HTTPRequestParser, since: UInt64)
+        indirect case request(HTTPRequestParser, since: UInt64)
         /// The request is complete; its answer needs the chat core first.
-        case deciding(HTTPRequest, leftover: [UInt8])
+        indirect case deciding(HTTPRequest, leftover: [UInt8])
         /// The connection closed while its upgrade was being decided.
         case abandoned
         case webSocket(WebSocketChannel)
@@ -15,18 +33,37 @@ final class HTTPConnectionHandler: ConnectionHandler {
     }
 
     private var phase: Phase
-    private let router: HTTPRouter
-    private let settings: TransportSettings
-    private let observer: ConnectionObserver
+    /// Requests already answered on this connection: one waiting after them is
+    /// an idle keep-alive connection, closed quietly when it times out.
+    private var answered = 0
+    /// Bytes that followed an answered request (pipelining), parsed once it is answered.
+    private var pipelined: [UInt8] = []
+    private let context: Context
+    private var router: HTTPRouter { context.router }
+    private var settings: TransportSettings { context.settings }
+    private var observer: ConnectionObserver { context.observer }
 
-    init(router: HTTPRouter, settings: TransportSettings, observer: ConnectionObserver, tick: UInt64) {
-        self.router = router
-        self.settings = settings
-        self.observer = observer
+    init(context: Context, tick: UInt64) {
+        self.context = context
         phase = .request(HTTPRequestParser(), since: tick)
     }
 
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
+        receive(bytes, on: connection)
+        parsePipelined(on: connection)
+    }
+
+    /// Requests that arrived behind one just answered, one at a time (a loop, not
+    /// recursion, however many a client packs into one read).
+    private func parsePipelined(on connection: SocketConnection) {
+        while !pipelined.isEmpty, case .request = phase {
+            let bytes = pipelined
+            pipelined = []
+            bytes.withUnsafeBytes { receive($0, on: connection) }
+        }
+    }
+
+    private func receive(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
         switch phase {
         case .webSocket(let channel):
             channel.receive(bytes)
@@ -40,7 +77,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 handle(request, leftover: parser.leftover, on: connection)
             } catch {
                 observer.handshakeRejected(connection, status: error.status, reason: error.message)
-                respond(HTTPResponse.error(status: error.status, code: "ERR_BAD_REQUEST", message: error.message), on: connection)
+                respond(HTTPResponse.error(status: error.status, code: "ERR_BAD_REQUEST", message: error.message),
+                        keepAlive: false, on: connection)
             }
         case .abandoned:
             break
@@ -76,7 +114,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
             if response.status >= 400 {
                 observer.handshakeRejected(connection, status: response.status, reason: request.path)
             }
-            respond(response, on: connection)
+            let keepAlive = Self.keepsAlive(request) && !router.isDraining
+            respond(response, keepAlive: keepAlive, on: connection)
+            if keepAlive { pipelined = leftover }
         case .upgrade(let upgrade, let application):
             connection.write(WebSocketHandshake.response(for: upgrade).serialized())
             let state = WebSocketConnection(role: .server, maxMessageBytes: settings.maxMessageBytes, deflate: upgrade.deflate)
@@ -107,6 +147,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 return
             }
             apply(decision, request: request, leftover: leftover, on: connection)
+            parsePipelined(on: connection)
         case .abandoned:
             phase = .done
             if case .upgrade(_, let application) = decision { application.webSocketAbandoned() }
@@ -115,17 +156,33 @@ final class HTTPConnectionHandler: ConnectionHandler {
         }
     }
 
-    private func respond(_ response: HTTPResponse, on connection: SocketConnection) {
-        phase = .done
-        connection.write(response.serialized(closeConnection: true))
-        connection.close()
+    private func respond(_ response: HTTPResponse, keepAlive: Bool, on connection: SocketConnection) {
+        answered += 1
+        connection.write(response.serialized(closeConnection: !keepAlive))
+        if keepAlive {
+            phase = .request(HTTPRequestParser(), since: connection.loop.tick)
+        } else {
+            phase = .done
+            connection.close()
+        }
+    }
+
+    /// HTTP/1.1 persists unless the client says `Connection: close`; an upgrade
+    /// request that was refused closes (its client reconnects to retry).
+    private static func keepsAlive(_ request: HTTPRequest) -> Bool {
+        request.version == "HTTP/1.1" && !request.headerContainsToken("Connection", "close")
+            && request.header("Upgrade") == nil
     }
 
     func connectionTick(_ connection: SocketConnection, tick: UInt64) {
         switch phase {
-        case .request(_, let since):
+        case .request(let parser, let since):
             if tick >= since + settings.timeouts.handshake {
                 phase = .done
+                if answered > 0 && parser.bufferedByteCount == 0 {
+                    connection.close()
+                    return
+                }
                 observer.handshakeRejected(connection, status: 408, reason: "handshake timeout")
                 connection.closeNow()
             }
@@ -143,6 +200,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
         switch phase {
         case .webSocket(let channel):
             channel.close(code: .goingAway, reason: "server shutting down")
+        case .request(let parser, _) where answered > 0 && parser.bufferedByteCount == 0:
+            phase = .done
+            connection.close()
         case .request, .deciding:
             break
         case .abandoned, .done:
