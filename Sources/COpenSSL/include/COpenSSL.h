@@ -31,4 +31,20 @@ typedef struct copenssl_bio_io {
 // Creates a BIO bound to `io`; `io` must outlive the BIO.
 BIO *copenssl_bio_new(copenssl_bio_io *io);
 
+// libcrypto's allocator (large_buffers.c): buffers of 12-32 KiB come from
+// reserved slots instead of the heap. Exposed for tests.
+void *copenssl_large_malloc(size_t size, const char *file, int line);
+void *copenssl_large_realloc(void *p, size_t size, const char *file, int line);
+void copenssl_large_free(void *p, const char *file, int line);
+
+typedef struct copenssl_large_buffer_stats {
+    int enabled;
+    uint32_t in_use;
+    uint32_t resident_free;
+    uint32_t released_free;
+} copenssl_large_buffer_stats;
+
+copenssl_large_buffer_stats copenssl_large_buffers(void);
+int copenssl_large_buffer_is_pooled(const void *p);
+
 #endif
