@@ -69,12 +69,12 @@ public final class GatewayServer: @unchecked Sendable {
     /// Binds and starts accepting; returns the bound port.
     @discardableResult
     public func start() throws -> Int {
-        let router = self.router
-        let observer = ConnectionObserver(logger: logger, metrics: metrics)
         let settings = self.settings
+        let context = HTTPConnectionHandler.Context(
+            router: router, settings: settings, observer: ConnectionObserver(logger: logger, metrics: metrics))
         let tls = self.tls
         let listener = try Listener(host: settings.host, port: settings.port, group: group) { fd, loop in
-            let handler = HTTPConnectionHandler(router: router, settings: settings, observer: observer, tick: loop.tick)
+            let handler = HTTPConnectionHandler(context: context, tick: loop.tick)
             let connection = SocketConnection.accepted(fd: fd, loop: loop, tls: tls, handler: handler)
             connection?.closeTimeoutTicks = settings.timeouts.close
         }
