@@ -148,6 +148,8 @@ struct MessageRequestTests {
         for n in 1...3 {
             try alice.connection.sendText(#"{"id":\#(100 + n),"type":"message.send","channelId":"\#(id)","text":"burst","clientMessageId":"cm-burst"}"#)
         }
+        // Read in request order (a reply read out of turn would be skipped, and its wait
+        // time out): the original send's reply comes first, then the retries'.
         var replies: [[String: Any]] = []
         for n in 1...3 { replies.append(try alice.reply(to: 100 + n)) }
         let messages = replies.compactMap { $0["result"] as? [String: Any] }
@@ -156,6 +158,12 @@ struct MessageRequestTests {
         #expect(messages.seqs == [1, 1, 1])
         #expect(try bob.takeEvents("message.new").count == 1)
         #expect(try bob.fullHistory(id).count == 1)
+        // Once stored, nothing of the send stays in memory (the store answers later retries).
+        let service = try #require(gateway.server.router.chat)
+        #expect(service.queue.sync { service.clientMessages.isEmpty })
+        let later = try alice.send(id, "burst", ["clientMessageId": "cm-burst"])
+        #expect(later["seq"] as? Int == 1)
+        #expect(service.queue.sync { service.clientMessages.isEmpty })
     }
 
     @Test("message.history: beforeSeq, afterSeq, neither, limit; membership and existence")

@@ -18,33 +18,30 @@ extension ChatService {
             return
         }
         let key = ClientMessageKey(sender: sender, clientMessageID: clientMessageID)
-        switch clientMessages[key] {
-        case .stored(let message)?:
-            reply(session, id: id) { WireEncoding.write(message, to: &$0) }
-        case .pending(var waiting)?:
-            waiting.append((box, id))
-            clientMessages[key] = .pending(waiting)
-        case nil:
-            clientMessages[key] = .pending([])
+        if var pending = clientMessages[key] {
+            pending.waiting.append((box, id))
+            clientMessages[key] = pending
+        } else {
+            clientMessages[key] = PendingClientMessage()
             store.message(sender: sender, clientMessageID: clientMessageID) { [self] result in
                 queue.async { [self] in
                     switch result {
                     case .success(let stored?):
-                        settle(key, with: .success(stored))
                         reply(box.value, id: id) { WireEncoding.write(stored, to: &$0) }
+                        settle(key, with: .success(stored))
                     case .success(nil):
                         do throws(ChatError) {
                             try takeSendToken(box.value)
                         } catch {
-                            settle(key, with: .failure(error))
                             reply(box.value, id: id, error: error)
+                            settle(key, with: .failure(error))
                             return
                         }
                         commit(draft(channel: channel, sender: sender, text: text, dataJSON: dataJSON,
                                     clientMessageID: clientMessageID), session: box, id: id, key: key)
                     case .failure:
-                        settle(key, with: .failure(ChatError(.internalError, "storage failed; retry")))
                         reply(box.value, id: id, error: ChatError(.internalError, "storage failed; retry"))
+                        settle(key, with: .failure(ChatError(.internalError, "storage failed; retry")))
                     }
                 }
             }
@@ -123,7 +120,8 @@ extension ChatService {
         persist(.insertMessage(message)) { [self] outcome in
             switch outcome {
             case .success(.message(let stored)):
-                if let key { settle(key, with: .success(stored)) }
+                // Retries that waited are answered after the original send's reply.
+                defer { if let key { settle(key, with: .success(stored)) } }
                 metrics.messagesStored.increment()
                 guard let channel = directory.channels[stored.channelID] else { return }
                 let relations = senderRelations(stored.senderID, in: channel)
@@ -142,21 +140,19 @@ extension ChatService {
                 push.emit(pushEvents(for: stored, in: channel))
             case .success(.done), .failure:
                 let error = ChatError(.internalError, "storage failed; retry")
-                if let key { settle(key, with: .failure(error)) }
                 reply(session.value, id: id, error: error)
+                if let key { settle(key, with: .failure(error)) }
             }
         }
     }
 
     /// Answers every retry that waited for the first send of the same clientMessageId.
     private func settle(_ key: ClientMessageKey, with result: Result<Message, ChatError>) {
-        guard case .pending(let waiting)? = clientMessages[key] else { return }
+        guard let waiting = clientMessages.removeValue(forKey: key)?.waiting else { return }
         switch result {
         case .success(let message):
-            clientMessages[key] = .stored(message)
             for (session, id) in waiting { reply(session.value, id: id) { WireEncoding.write(message, to: &$0) } }
         case .failure(let error):
-            clientMessages[key] = nil
             for (session, id) in waiting { reply(session.value, id: id, error: error) }
         }
     }

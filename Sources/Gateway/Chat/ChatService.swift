@@ -41,7 +41,7 @@ final class ChatService: @unchecked Sendable {
     private var shards: [Int: HubShard] = [:]
     private var userNumbers: [UserID: UserNumber] = [:]
     /// (sender, clientMessageId) of messages stored or in flight, for idempotent retries.
-    var clientMessages: [ClientMessageKey: ClientMessageState] = [:]
+    var clientMessages: [ClientMessageKey: PendingClientMessage] = [:]
     var relationsCache = SenderRelationsCache()
     /// §6 limits; nil when turned off.
     var userMessageRates: TokenBucketLimiter<UserNumber>?
@@ -239,8 +239,10 @@ struct ClientMessageKey: Hashable {
     var clientMessageID: String
 }
 
-enum ClientMessageState {
-    /// Being stored: replies waiting for the commit.
-    case pending([(session: UncheckedBox<ChatSession>, id: JSONValue)])
-    case stored(Message)
+/// A `message.send` with a `clientMessageId` being looked up or stored, and the
+/// retries of it that wait for that outcome. Once stored the entry goes: a later
+/// retry finds the message in the store (whose commit came first), so the map holds
+/// only sends in flight rather than every message ever sent.
+struct PendingClientMessage {
+    var waiting: [(session: UncheckedBox<ChatSession>, id: JSONValue)] = []
 }
