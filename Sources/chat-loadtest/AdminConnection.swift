@@ -81,11 +81,7 @@ final class AdminConnection: ConnectionHandler, @unchecked Sendable {
         let body = Array(buffer[head.byteCount..<(head.byteCount + length)])
         buffer.removeFirst(head.byteCount + length)
         self.head = nil
-        let closes = head.header("Connection")?.lowercased() == "close"
-        if closes {
-            connection.close()
-            reset()
-        }
+        if head.header("Connection")?.lowercased() == "close" { close() }
         finish(.success(Response(status: head.status, body: body)))
     }
 

@@ -40,8 +40,9 @@ extension ChatService {
                         commit(draft(channel: channel, sender: sender, text: text, dataJSON: dataJSON,
                                     clientMessageID: clientMessageID), session: box, id: id, key: key)
                     case .failure:
-                        reply(box.value, id: id, error: ChatError(.internalError, "storage failed; retry"))
-                        settle(key, with: .failure(ChatError(.internalError, "storage failed; retry")))
+                        let error = ChatError(.internalError, "storage failed; retry")
+                        reply(box.value, id: id, error: error)
+                        settle(key, with: .failure(error))
                     }
                 }
             }

@@ -40,7 +40,7 @@ final class ChatService: @unchecked Sendable {
     let ids = IdentifierGenerator()
     private var shards: [Int: HubShard] = [:]
     private var userNumbers: [UserID: UserNumber] = [:]
-    /// (sender, clientMessageId) of messages stored or in flight, for idempotent retries.
+    /// (sender, clientMessageId) of sends in flight, with the retries waiting for them.
     var clientMessages: [ClientMessageKey: PendingClientMessage] = [:]
     var relationsCache = SenderRelationsCache()
     /// §6 limits; nil when turned off.

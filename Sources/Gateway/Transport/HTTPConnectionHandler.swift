@@ -33,8 +33,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     }
 
     private var phase: Phase
-    /// Requests already answered on this connection: one waiting after them is
-    /// an idle keep-alive connection, closed quietly when it times out.
+    /// Requests already answered on this connection (see `isIdleBetweenRequests`).
     private var answered = 0
     /// Bytes that followed an answered request (pipelining), parsed once it is answered.
     private var pipelined: [UInt8] = []
@@ -174,12 +173,17 @@ final class HTTPConnectionHandler: ConnectionHandler {
             && request.header("Upgrade") == nil
     }
 
+    /// A kept-alive connection with no byte of its next request yet: closed quietly, not refused.
+    private func isIdleBetweenRequests(_ parser: HTTPRequestParser) -> Bool {
+        answered > 0 && parser.bufferedByteCount == 0
+    }
+
     func connectionTick(_ connection: SocketConnection, tick: UInt64) {
         switch phase {
         case .request(let parser, let since):
             if tick >= since + settings.timeouts.handshake {
                 phase = .done
-                if answered > 0 && parser.bufferedByteCount == 0 {
+                if isIdleBetweenRequests(parser) {
                     connection.close()
                     return
                 }
@@ -200,7 +204,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         switch phase {
         case .webSocket(let channel):
             channel.close(code: .goingAway, reason: "server shutting down")
-        case .request(let parser, _) where answered > 0 && parser.bufferedByteCount == 0:
+        case .request(let parser, _) where isIdleBetweenRequests(parser):
             phase = .done
             connection.close()
         case .request, .deciding:
