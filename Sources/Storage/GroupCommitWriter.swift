@@ -42,10 +42,14 @@ public final class GroupCommitWriter: Sendable {
     private let queue: DispatchQueue
     private let beforeCommit: CommitHook?
     private let commitObserver: CommitObserver?
+    /// Held so it outlives the connection whose WAL hook points at it.
+    private let checkpointer: WALCheckpointer?
     private static let onWriterQueue = DispatchSpecificKey<Bool>()
 
-    init(connection: sending SQLiteConnection, label: String, beforeCommit: CommitHook? = nil,
-         commitObserver: CommitObserver? = nil) {
+    init(connection: sending SQLiteConnection, label: String, checkpointer: WALCheckpointer? = nil,
+         beforeCommit: CommitHook? = nil, commitObserver: CommitObserver? = nil) {
+        checkpointer?.observe(connection)
+        self.checkpointer = checkpointer
         self.applier = Mutex(WriteApplier(connection: connection))
         self.queue = DispatchQueue(label: label, qos: .userInitiated)
         self.beforeCommit = beforeCommit

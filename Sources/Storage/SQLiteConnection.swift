@@ -75,6 +75,20 @@ final class SQLiteConnection {
         return statement.text(0)
     }
 
+    /// Installs `hook`, called after every commit with the WAL's frame count. It
+    /// replaces SQLite's automatic checkpoint on this connection.
+    func setWALHook(_ hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32,
+                    context: UnsafeMutableRawPointer) {
+        sqlite3_wal_hook(handle, hook, context)
+    }
+
+    /// A PASSIVE checkpoint: copies what WAL frames it can into the database
+    /// file without waiting for readers or the writer.
+    func checkpointPassive() throws(StoreError) {
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, "wal_checkpoint(PASSIVE)") }
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -44,8 +44,11 @@ public final class SQLiteStore: Store {
 
     /// `beforeCommit` runs in each batch's transaction just before COMMIT;
     /// throwing fails the batch (fault injection for tests).
+    /// `checkpointFrames`: the WAL size (frames) that starts a checkpoint on `checkpointQueue`.
     init(directory: String, synchronous: Synchronous, readerCount: Int,
-         beforeCommit: GroupCommitWriter.CommitHook?, commitObserver: GroupCommitWriter.CommitObserver? = nil) throws(StoreError) {
+         beforeCommit: GroupCommitWriter.CommitHook?, commitObserver: GroupCommitWriter.CommitObserver? = nil,
+         checkpointFrames: Int32 = 4096,
+         checkpointQueue: DispatchQueue = DispatchQueue(label: "chat.store.checkpoint", qos: .utility)) throws(StoreError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -62,14 +65,15 @@ public final class SQLiteStore: Store {
             PRAGMA synchronous = \(synchronous.rawValue);
             PRAGMA foreign_keys = ON;
             PRAGMA cache_size = -32768;
-            PRAGMA wal_autocheckpoint = 8192;
             PRAGMA journal_size_limit = 67108864;
             """)
         try Migrations.apply(on: connection)
         self.databasePath = path
         self.readers = try ReaderPool(path: path, count: readerCount, label: "chat.store.reader")
-        self.writer = GroupCommitWriter(connection: connection, label: "chat.store.writer", beforeCommit: beforeCommit,
-                                        commitObserver: commitObserver)
+        let checkpointer = try WALCheckpointer(path: path, synchronous: synchronous, thresholdFrames: checkpointFrames,
+                                               queue: checkpointQueue)
+        self.writer = GroupCommitWriter(connection: connection, label: "chat.store.writer", checkpointer: checkpointer,
+                                        beforeCommit: beforeCommit, commitObserver: commitObserver)
     }
 
     public func loadSnapshot() throws(StoreError) -> StoreSnapshot {

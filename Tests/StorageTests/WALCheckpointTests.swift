@@ -1,0 +1,45 @@
+import ChatCore
+import Dispatch
+import Foundation
+import Testing
+@testable import Storage
+
+@Suite struct WALCheckpointTests {
+    /// Commits past the threshold leave the database file alone (no commit
+    /// carries a checkpoint); the checkpoint runs on its own queue, after which
+    /// the writer reuses the WAL from its start instead of growing it.
+    @Test func checkpointRunsBesideTheWriterAndTheWALRestarts() throws {
+        let directory = TemporaryDirectory()
+        let checkpoints = DispatchQueue(label: "test.checkpoint")
+        checkpoints.suspend()
+        let store = try SQLiteStore(directory: directory.path, synchronous: .full, readerCount: 1, beforeCommit: nil,
+                                    checkpointFrames: 32, checkpointQueue: checkpoints)
+        for id in ["alice", "bob"] { try store.write(.upsertUser(Fixture.user(id))) }
+        try store.write(.createChannel(Fixture.group("c1", ["alice", "bob"])))
+        let database = store.databasePath
+        let wal = database + "-wal"
+        let databaseBefore = try fileSize(database)
+
+        for index in 0..<200 {   // one commit each, several frames per commit
+            try store.write(.insertMessage(Fixture.message("m\(index)", in: "c1", from: "alice")))
+        }
+        #expect(try fileSize(database) == databaseBefore, "a commit checkpointed inline")
+        let walBefore = try fileSize(wal)
+        #expect(walBefore > 32 * 4096)
+
+        checkpoints.resume()
+        checkpoints.sync {}   // the checkpoint enqueued by the first commit past the threshold
+        #expect(try fileSize(database) > databaseBefore)
+
+        for index in 200..<205 {
+            try store.write(.insertMessage(Fixture.message("m\(index)", in: "c1", from: "bob")))
+        }
+        #expect(try fileSize(wal) == walBefore, "the WAL grew instead of restarting")
+        let found = try store.history("c1", after: 0, limit: 500).get()
+        #expect(found.map(\.seq) == Array(1...205))
+    }
+
+    private func fileSize(_ path: String) throws -> Int {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+    }
+}
