@@ -1,3 +1,5 @@
+#define _GNU_SOURCE
+#include <sched.h>
 #include <errno.h>
 #include "CEpoll.h"
 
@@ -32,4 +34,11 @@ int cepoll_poll(int epfd, cepoll_ready *ready, int capacity) {
         ready[i].events = events[i].events;
     }
     return count;
+}
+
+int cepoll_schedulable_cpus(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
+    return CPU_COUNT(&set);
 }

@@ -204,7 +204,11 @@ public final class EventLoopGroup: @unchecked Sendable {
         return loops[index % loops.count]
     }
 
-    public static var activeProcessorCount: Int {
-        Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    /// The CPUs this process may run on: its affinity mask, which `taskset` and
+    /// cpusets narrow while the online count (`sysconf`, Foundation's
+    /// `activeProcessorCount`) stays the machine's.
+    public static var schedulableProcessorCount: Int {
+        let count = Int(cepoll_schedulable_cpus())
+        return count > 0 ? count : Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
 }

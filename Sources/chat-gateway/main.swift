@@ -37,7 +37,9 @@ struct CheckConfig: ParsableCommand {
 
     func run() throws {
         let configuration = try options.load()
-        print("configuration OK (\(configuration.isTLS ? "wss" : "ws")://\(configuration.server.host):\(configuration.server.port))")
+        let loops = configuration.server.eventLoops
+        print("configuration OK (\(configuration.isTLS ? "wss" : "ws")://\(configuration.server.host):\(configuration.server.port), "
+              + "\(loops) event loop\(loops == 1 ? "" : "s"))")
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 
+import EventLoop
 @testable import Gateway
 
 @Suite struct ConfigurationTests {
@@ -13,7 +14,7 @@ import Testing
         #expect(configuration.server.host == "127.0.0.1")
         #expect(configuration.server.port == 8080)
         #expect(configuration.server.allowedOrigins == [])
-        #expect(configuration.server.eventLoops == min(ProcessInfo.processInfo.activeProcessorCount, 64))
+        #expect(configuration.server.eventLoops == min(EventLoopGroup.schedulableProcessorCount, 64))
         #expect(configuration.storage.dataDirectory == "./data")
         #expect(configuration.blocking == .init(mode: .standard, revealBlockedBy: false, excludeFromInvitations: false))
         #expect(configuration.limits == .init(
@@ -315,6 +316,27 @@ import Testing
             let error = loadError(file: path)
             #expect(error.map { !$0.description.contains("123456789") } ?? false)
         }
+    }
+
+    // MARK: Event loops
+
+    /// The default follows the CPUs the process may run on, not the machine's:
+    /// two loops time-slicing one core only lengthen each other's passes.
+    @Test func pinnedToOneCoreTheDefaultIsOneEventLoop() throws {
+        let taskset = ["/usr/bin/taskset", "/bin/taskset"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let tasksetPath = try #require(taskset, "taskset (util-linux) is needed")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tasksetPath)
+        process.arguments = ["-c", "0", try DurabilityTests.gatewayBinary().path, "check-config"]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CHAT_GATEWAY_") }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains(", 1 event loop)"), "\(text)")
     }
 }
 

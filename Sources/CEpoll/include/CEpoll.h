@@ -22,5 +22,7 @@ int cepoll_modify(int epfd, int fd, uint32_t events, uint64_t token);
 int cepoll_remove(int epfd, int fd);
 /// epoll_wait without blocking; fills at most `capacity` entries of `ready`.
 int cepoll_poll(int epfd, cepoll_ready *ready, int capacity);
+/// How many CPUs this process may run on (its affinity mask, as `taskset` sets it); -1 if unknown.
+int cepoll_schedulable_cpus(void);
 
 #endif
