@@ -84,9 +84,26 @@ final class SQLiteConnection {
 
     /// A PASSIVE checkpoint: copies what WAL frames it can into the database
     /// file without waiting for readers or the writer.
-    func checkpointPassive() throws(StoreError) {
-        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-        guard rc == SQLITE_OK else { throw error(rc, "wal_checkpoint(PASSIVE)") }
+    func checkpointPassive() throws(StoreError) -> CheckpointProgress {
+        guard let progress = Self.checkpointPassive(handle) else {
+            throw error(sqlite3_errcode(handle), "wal_checkpoint(PASSIVE)")
+        }
+        return progress
+    }
+
+    /// The same on a raw handle, for the WAL hook, which is handed one; nil on failure.
+    static func checkpointPassive(_ handle: OpaquePointer) -> CheckpointProgress? {
+        var walFrames: Int32 = 0
+        var copiedFrames: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &walFrames, &copiedFrames)
+        return rc == SQLITE_OK ? CheckpointProgress(walFrames: walFrames, copiedFrames: copiedFrames) : nil
+    }
+
+    /// What a checkpoint left: the WAL's size in frames and how many of them are in the database file.
+    struct CheckpointProgress {
+        var walFrames: Int32
+        var copiedFrames: Int32
+        var remainingFrames: Int32 { walFrames - copiedFrames }
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
