@@ -44,13 +44,14 @@ public final class SQLiteStore: Store {
 
     /// `beforeCommit` runs in each batch's transaction just before COMMIT;
     /// throwing fails the batch (fault injection for tests).
-    /// `checkpointFrames`: the WAL size (frames) that starts a checkpoint on `checkpointQueue`.
+    /// `checkpointFrames`: the WAL size (frames) that starts a checkpoint on `checkpointQueue`;
+    /// at `checkpointLimitFrames` (default three times that) the writer checkpoints itself.
     /// The queue is `.background` (nice 10 on Linux): sharing a core with the event loop at
     /// `.utility` (nice 2), each checkpoint took half the core for a moment and stalled
     /// deliveries 100–160 ms (`rooms` open loop 18,000 msgs/s: p99 44–108 ms → 13–22 ms).
     init(directory: String, synchronous: Synchronous, readerCount: Int,
          beforeCommit: GroupCommitWriter.CommitHook?, commitObserver: GroupCommitWriter.CommitObserver? = nil,
-         checkpointFrames: Int32 = 4096,
+         checkpointFrames: Int32 = 4096, checkpointLimitFrames: Int32? = nil,
          checkpointQueue: DispatchQueue = DispatchQueue(label: "chat.store.checkpoint", qos: .background)) throws(StoreError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -74,7 +75,7 @@ public final class SQLiteStore: Store {
         self.databasePath = path
         self.readers = try ReaderPool(path: path, count: readerCount, label: "chat.store.reader")
         let checkpointer = try WALCheckpointer(path: path, synchronous: synchronous, thresholdFrames: checkpointFrames,
-                                               queue: checkpointQueue)
+                                               limitFrames: checkpointLimitFrames, queue: checkpointQueue)
         self.writer = GroupCommitWriter(connection: connection, label: "chat.store.writer", checkpointer: checkpointer,
                                         beforeCommit: beforeCommit, commitObserver: commitObserver)
     }

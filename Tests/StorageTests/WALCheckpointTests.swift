@@ -13,7 +13,7 @@ import Testing
         let checkpoints = DispatchQueue(label: "test.checkpoint")
         checkpoints.suspend()
         let store = try SQLiteStore(directory: directory.path, synchronous: .full, readerCount: 1, beforeCommit: nil,
-                                    checkpointFrames: 32, checkpointQueue: checkpoints)
+                                    checkpointFrames: 32, checkpointLimitFrames: .max, checkpointQueue: checkpoints)
         for id in ["alice", "bob"] { try store.write(.upsertUser(Fixture.user(id))) }
         try store.write(.createChannel(Fixture.group("c1", ["alice", "bob"])))
         let database = store.databasePath
@@ -57,6 +57,29 @@ import Testing
         #expect(walFrames <= 2_000, "the WAL grew to \(walFrames) frames over \(commits) commits")
         let found = try store.history("c1", after: 0, limit: 10).get()
         #expect(found.map(\.seq) == Array(1...10))
+    }
+
+    /// On a saturated core the passes beside the writer hardly run (background
+    /// priority): past the limit the writer copies the WAL itself. Here the
+    /// passes never run at all; without the limit the WAL holds every commit
+    /// (about 10,000 frames).
+    @Test func theWriterCheckpointsAtTheLimitWhenPassesDoNotRun() throws {
+        let directory = TemporaryDirectory()
+        let checkpoints = DispatchQueue(label: "test.checkpoint")
+        checkpoints.suspend()
+        defer { checkpoints.resume(); checkpoints.sync {} }
+        let store = try SQLiteStore(directory: directory.path, synchronous: .normal, readerCount: 1, beforeCommit: nil,
+                                    checkpointFrames: 64, checkpointLimitFrames: 256, checkpointQueue: checkpoints)
+        for id in ["alice", "bob"] { try store.write(.upsertUser(Fixture.user(id))) }
+        try store.write(.createChannel(Fixture.group("c1", ["alice", "bob"])))
+        let commits = 3_000
+        for index in 0..<commits {
+            try store.write(.insertMessage(Fixture.message("m\(index)", in: "c1", from: "alice")))
+        }
+        let walFrames = try fileSize(store.databasePath + "-wal") / (4096 + 24)
+        #expect(walFrames <= 512, "the WAL grew to \(walFrames) frames over \(commits) commits")
+        let found = try store.history("c1", after: 0, limit: 3_000).get()
+        #expect(found.map(\.seq) == Array(1...3_000))
     }
 
     private func fileSize(_ path: String) throws -> Int {
