@@ -15,6 +15,7 @@ import Glibc
 public final class EventLoop: @unchecked Sendable {
     public let index: Int
     public let queue: DispatchQueue
+    private let inbox: BatchingQueue
     /// Shared by every connection of the loop: reads land here and are consumed before the next read.
     let readBuffer: UnsafeMutableRawBufferPointer
     /// Decrypted TLS bytes, consumed the same way.
@@ -54,6 +55,7 @@ public final class EventLoop: @unchecked Sendable {
         self.index = index
         self.reclaimer = reclaimer
         queue = DispatchQueue(label: "chat-gateway.loop.\(index)")
+        inbox = BatchingQueue(queue: queue)
         readBuffer = .allocate(byteCount: readBufferSize, alignment: 16)
         plaintextBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         poller = cepoll_create()
@@ -83,8 +85,9 @@ public final class EventLoop: @unchecked Sendable {
 
     public var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == index }
 
+    /// Runs `work` on the loop; work from other threads arrives in bursts (see `BatchingQueue`).
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+        inbox.async(work)
     }
 
     /// Live connections on this loop (read on the loop).

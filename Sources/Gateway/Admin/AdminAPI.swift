@@ -24,7 +24,7 @@ struct AdminAPI: Sendable {
             respond(.error(status: 400, code: ErrorCode.badRequest.rawValue, message: "body must be a JSON object"))
             return
         }
-        service.queue.async {
+        service.inbox.async {
             do throws(ChatError) {
                 try dispatch(request.method, route, body, query: query, respond: respond)
             } catch {

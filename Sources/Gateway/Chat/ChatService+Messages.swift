@@ -24,7 +24,7 @@ extension ChatService {
         } else {
             clientMessages[key] = PendingClientMessage()
             store.message(sender: sender, clientMessageID: clientMessageID) { [self] result in
-                queue.async { [self] in
+                inbox.async { [self] in
                     switch result {
                     case .success(let stored?):
                         reply(box.value, id: id) { WireEncoding.write(stored, to: &$0) }
@@ -198,7 +198,7 @@ extension ChatService {
                        completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void) {
         store.history(channelID: page.channel.id, viewer: page.viewer, beforeSeq: page.forward ? nil : seq,
                       afterSeq: page.forward ? seq : nil, limit: page.limit) { [self] result in
-            queue.async { [self] in
+            inbox.async { [self] in
                 guard case .success(let batch) = result else {
                     completion(result)
                     return

@@ -33,7 +33,7 @@ extension ChatService {
         let box = UncheckedBox(loop)
         Task(executorPreference: DispatchTaskExecutor.shared) { [self] in
             let verified = await tokens.verify(token)
-            queue.async { [self] in
+            inbox.async { [self] in
                 switch verified {
                 case .failure(let error):
                     completion(UncheckedBox(Self.reject(401, error)))
@@ -78,7 +78,7 @@ extension ChatService {
     func sessionClosed(_ session: ChatSession) {
         shard(for: session.loop)?.unregister(session)
         let box = UncheckedBox(session)
-        queue.async { [self] in
+        inbox.async { [self] in
             let session = box.value
             sessions[session.userID]?.removeAll { $0 === session }
             if sessions[session.userID]?.isEmpty == true {

@@ -24,6 +24,8 @@ final class ChatService: @unchecked Sendable {
     }
 
     let queue = DispatchQueue(label: "chat-gateway.core")
+    /// Requests, commits and lookups reach the core through this, in bursts.
+    let inbox: BatchingQueue
     let clock: any ChatCore.Clock
     let store: any Store
     let push: any PushSink
@@ -58,6 +60,7 @@ final class ChatService: @unchecked Sendable {
         self.settings = settings
         self.logger = logger
         self.metrics = metrics
+        inbox = BatchingQueue(queue: queue)
         cursors = CursorSealer(secret: cursorSecret)
         if settings.userMessagesPerSecond > 0 {
             userMessageRates = TokenBucketLimiter(ratePerSecond: settings.userMessagesPerSecond,
@@ -153,7 +156,7 @@ final class ChatService: @unchecked Sendable {
     /// Called on the session's loop; decides on the core queue.
     func handle(_ request: Request, from session: ChatSession) {
         let box = UncheckedBox(session)
-        queue.async { [self] in
+        inbox.async { [self] in
             let session = box.value
             do throws(ChatError) {
                 try dispatch(request, from: session)
@@ -207,7 +210,7 @@ final class ChatService: @unchecked Sendable {
             if case .failure(let error) = result {
                 logger.error("store.error", metadata: ["error": "\(error)"])
             }
-            queue.async { then(result) }
+            inbox.async { then(result) }
         }
     }
 
