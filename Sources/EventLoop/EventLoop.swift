@@ -36,21 +36,12 @@ public final class EventLoop: @unchecked Sendable {
     /// The batch being flushed; swapped with `pendingFlush` so both keep their storage.
     private var flushing: [SocketConnection] = []
     private var flushScheduled = false
-    /// When the last flush pass ended and how long it spent writing (monotonic ns,
-    /// its slices summed): the next pass waits at least that long, so flushing
-    /// takes at most half the loop.
+    /// When the last flush pass ended and how long it took (monotonic ns): the next
+    /// pass waits at least that long, so flushing takes at most half the loop.
     private var lastFlushEnd: UInt64 = 0
     private var lastFlushDuration: UInt64 = 0
     /// The longest a flush pass is deferred, whatever the previous one cost.
     static let maximumFlushDelay: UInt64 = 5_000_000
-    /// Connections a pass flushes before it lets the work queued behind it run (reads,
-    /// replies): a pass over a 1,000-member channel is several ms of `writev`, and a
-    /// message read only after all of it starts its commit that much later.
-    static let flushSliceSize = 128
-    /// The next connection of `flushing` to flush; a pass is under way while `flushing` is not empty.
-    private var flushCursor = 0
-    /// Time spent writing in the pass under way, its slices summed.
-    private var flushPassDuration: UInt64 = 0
     private var sweepTimer: DispatchSourceTimer?
     private let key = DispatchSpecificKey<Int>()
 
@@ -162,52 +153,27 @@ public final class EventLoop: @unchecked Sendable {
     /// (at most `maximumFlushDelay`): with one system call per connection per pass,
     /// a loop fanning out many messages spends at most half its time writing and
     /// each `writev` carries every message that arrived meanwhile. Idle loops flush
-    /// at once. A pass flushes `flushSliceSize` connections at a time and lets the
-    /// work queued meanwhile run between slices, so a message read mid-pass reaches
-    /// the connections the pass has not written yet in the same pass.
+    /// at once.
     func scheduleFlush(_ connection: SocketConnection) {
         pendingFlush.append(connection)
-        // A pass under way schedules the next one when it ends.
-        guard !flushScheduled, flushing.isEmpty else { return }
-        scheduleFlushPass()
-    }
-
-    private func scheduleFlushPass() {
+        guard !flushScheduled else { return }
         flushScheduled = true
         let earliest = lastFlushEnd + min(lastFlushDuration, Self.maximumFlushDelay)
         if DispatchTime.now().uptimeNanoseconds >= earliest {
-            queue.async { [unowned self] in startFlushPass() }
+            queue.async { [unowned self] in flushPending() }
         } else {
-            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: earliest)) { [unowned self] in startFlushPass() }
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: earliest)) { [unowned self] in flushPending() }
         }
     }
 
-    private func startFlushPass() {
+    private func flushPending() {
         flushScheduled = false
-        swap(&pendingFlush, &flushing)
-        flushCursor = 0
-        flushPassDuration = 0
-        flushSlice()
-    }
-
-    private func flushSlice() {
         let start = DispatchTime.now().uptimeNanoseconds
-        let end = min(flushCursor + Self.flushSliceSize, flushing.count)
-        while flushCursor < end {
-            let connection = flushing[flushCursor]
-            flushCursor += 1
-            connection.flushScheduledWrites()
-        }
-        let now = DispatchTime.now().uptimeNanoseconds
-        flushPassDuration += now - start
-        if flushCursor < flushing.count {
-            queue.async { [unowned self] in flushSlice() }
-            return
-        }
+        swap(&pendingFlush, &flushing)
+        for connection in flushing { connection.flushScheduledWrites() }
         flushing.removeAll(keepingCapacity: true)
-        lastFlushEnd = now
-        lastFlushDuration = flushPassDuration
-        if !pendingFlush.isEmpty { scheduleFlushPass() }
+        lastFlushEnd = DispatchTime.now().uptimeNanoseconds
+        lastFlushDuration = lastFlushEnd - start
     }
 
     private func sweep() {
