@@ -12,10 +12,8 @@ import Testing
         let directory = TemporaryDirectory()
         let checkpoints = DispatchQueue(label: "test.checkpoint")
         checkpoints.suspend()
-        let store = try SQLiteStore(directory: directory.path, synchronous: .full, readerCount: 1, beforeCommit: nil,
-                                    checkpointFrames: 32, checkpointLimitFrames: .max, checkpointQueue: checkpoints)
-        for id in ["alice", "bob"] { try store.write(.upsertUser(Fixture.user(id))) }
-        try store.write(.createChannel(Fixture.group("c1", ["alice", "bob"])))
+        let store = try storeWithChannel(at: directory.path, synchronous: .full, checkpointFrames: 32,
+                                         limitFrames: .max, checkpoints: checkpoints)
         let database = store.databasePath
         let wal = database + "-wal"
         let databaseBefore = try fileSize(database)
@@ -48,12 +46,9 @@ import Testing
         let directory = TemporaryDirectory()
         let checkpoints = DispatchQueue(label: "test.checkpoint")
         checkpoints.suspend()
-        var suspended = true
-        defer { if suspended { checkpoints.resume() } }
-        let store = try SQLiteStore(directory: directory.path, synchronous: .normal, readerCount: 1, beforeCommit: nil,
-                                    checkpointFrames: 64, checkpointLimitFrames: .max, checkpointQueue: checkpoints)
-        for id in ["alice", "bob"] { try store.write(.upsertUser(Fixture.user(id))) }
-        try store.write(.createChannel(Fixture.group("c1", ["alice", "bob"])))
+        defer { checkpoints.resume() }
+        let store = try storeWithChannel(at: directory.path, checkpointFrames: 64, limitFrames: .max,
+                                         checkpoints: checkpoints)
         var next = 0
         func commit(_ count: Int) throws {
             for _ in 0..<count {
@@ -75,8 +70,6 @@ import Testing
         let walAfterCatchUp = try fileSize(wal)
         try commit(5)
         #expect(try fileSize(wal) == walAfterCatchUp, "the WAL grew instead of restarting")
-        checkpoints.resume()
-        suspended = false
         let found = try store.history("c1", after: 0, limit: 100).get()
         #expect(found.map(\.seq) == Array(1...56))
     }
@@ -90,10 +83,8 @@ import Testing
         let checkpoints = DispatchQueue(label: "test.checkpoint")
         checkpoints.suspend()
         defer { checkpoints.resume(); checkpoints.sync {} }
-        let store = try SQLiteStore(directory: directory.path, synchronous: .normal, readerCount: 1, beforeCommit: nil,
-                                    checkpointFrames: 64, checkpointLimitFrames: 256, checkpointQueue: checkpoints)
-        for id in ["alice", "bob"] { try store.write(.upsertUser(Fixture.user(id))) }
-        try store.write(.createChannel(Fixture.group("c1", ["alice", "bob"])))
+        let store = try storeWithChannel(at: directory.path, checkpointFrames: 64, limitFrames: 256,
+                                         checkpoints: checkpoints)
         let commits = 3_000
         for index in 0..<commits {
             try store.write(.insertMessage(Fixture.message("m\(index)", in: "c1", from: "alice")))
@@ -102,6 +93,18 @@ import Testing
         #expect(walFrames <= 512, "the WAL grew to \(walFrames) frames over \(commits) commits")
         let found = try store.history("c1", after: 0, limit: 3_000).get()
         #expect(found.map(\.seq) == Array(1...3_000))
+    }
+
+    /// A store whose checkpoints run on `checkpoints`, holding alice and bob in group c1.
+    private func storeWithChannel(at directory: String, synchronous: SQLiteStore.Synchronous = .normal,
+                                  checkpointFrames: Int32, limitFrames: Int32,
+                                  checkpoints: DispatchQueue) throws -> SQLiteStore {
+        let store = try SQLiteStore(directory: directory, synchronous: synchronous, readerCount: 1, beforeCommit: nil,
+                                    checkpointFrames: checkpointFrames, checkpointLimitFrames: limitFrames,
+                                    checkpointQueue: checkpoints)
+        for id in ["alice", "bob"] { try store.write(.upsertUser(Fixture.user(id))) }
+        try store.write(.createChannel(Fixture.group("c1", ["alice", "bob"])))
+        return store
     }
 
     private func fileSize(_ path: String) throws -> Int {
