@@ -35,10 +35,10 @@ public struct CursorSealer: Sendable {
 }
 
 /// Unpadded base64url (RFC 4648 §5).
-enum Base64URL {
+public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         var i = 0
         while i < bytes.count {
@@ -51,7 +51,7 @@ enum Base64URL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         var values: [UInt32] = []
         for c in text.utf8 {
             guard let index = alphabet.firstIndex(of: c) else { return nil }

@@ -107,7 +107,9 @@ struct AdminAPI: Sendable {
             throw ChatError(.badRequest, "userId must be 1-128 characters of [A-Za-z0-9_.@-]")
         }
         let ttl = try f.int("ttlSeconds") ?? 3600
-        guard ttl > 0 else { throw ChatError(.badRequest, "ttlSeconds must be positive") }
+        guard (1...TokenAuthority.maximumTTLSeconds).contains(ttl) else {
+            throw ChatError(.badRequest, "ttlSeconds must be 1 to \(TokenAuthority.maximumTTLSeconds)")
+        }
         let tokens = service.tokens
         Task(executorPreference: DispatchTaskExecutor.shared) {
             do {

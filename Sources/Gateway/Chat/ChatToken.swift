@@ -50,6 +50,9 @@ final class TokenAuthority: Sendable {
     /// The token's identity, or the §1 error: ERR_NOT_LOGGED_IN (missing, malformed,
     /// bad signature, bad `sub`) or ERR_TOKEN_EXPIRED.
     func verify(_ token: String) async -> Result<VerifiedToken, ChatError> {
+        guard Self.hasExpectedHeader(token) else {
+            return .failure(ChatError(.notLoggedIn, "token header must say alg HS256"))
+        }
         let payload: ChatTokenPayload
         do {
             payload = try await keys.verify(token, as: ChatTokenPayload.self)
@@ -59,13 +62,38 @@ final class TokenAuthority: Sendable {
         guard Self.isValidUserID(payload.sub.value) else {
             return .failure(ChatError(.notLoggedIn, "token sub must be 1-128 characters of [A-Za-z0-9_.@-]"))
         }
-        let expiresAt = Milliseconds(payload.exp.value.timeIntervalSince1970 * 1000)
+        let expSeconds = payload.exp.value.timeIntervalSince1970
+        // `exp` is in seconds (RFC 7519 §2); a value past year 9999 is not one (nanoseconds, say)
+        // and would overflow the milliseconds the gateway keeps.
+        guard expSeconds.isFinite, expSeconds <= Self.latestExpirySeconds else {
+            return .failure(ChatError(.notLoggedIn, "token exp must be seconds since the epoch"))
+        }
+        let expiresAt = Milliseconds(expSeconds * 1000)
         guard expiresAt > clock.now() else { return .failure(ChatError(.tokenExpired, "token expired")) }
         return .success(VerifiedToken(userID: payload.sub.value, expiresAt: expiresAt, name: payload.name, image: payload.image))
     }
 
-    /// A token for `userID` valid for `ttlSeconds` from now.
+    /// 9999-12-31T23:59:59Z: the latest `exp` accepted, and the latest a token is issued for.
+    static let latestExpirySeconds: Double = 253_402_300_799
+
+    /// The longest lifetime `issue` grants: ten years.
+    static let maximumTTLSeconds: Int64 = 315_360_000
+
+    /// RFC 8725 §3.1: the header must name the one algorithm the gateway uses, exactly
+    /// (`alg: none`, another algorithm, a different spelling or no `alg` at all is refused,
+    /// whatever the signature), and must not ask for extensions it does not know (`crit`).
+    static func hasExpectedHeader(_ token: String) -> Bool {
+        guard let dot = token.utf8.firstIndex(of: UInt8(ascii: ".")),
+              let bytes = Base64URL.decode(String(token[..<dot])),
+              case .object(let header)? = try? JSONParser.parse(bytes, maxDepth: 4) else { return false }
+        return header["alg"] == .string("HS256") && header["crit"] == nil
+    }
+
+    /// A token for `userID` valid for `ttlSeconds` (1 to `maximumTTLSeconds`) from now.
     func issue(userID: UserID, ttlSeconds: Int64, name: String? = nil) async throws -> (token: String, expiresAt: Milliseconds) {
+        guard (1...Self.maximumTTLSeconds).contains(ttlSeconds) else {
+            throw ChatError(.badRequest, "ttlSeconds must be 1 to \(Self.maximumTTLSeconds)")
+        }
         let expiresAt = clock.now() + ttlSeconds * 1000
         let payload = ChatTokenPayload(
             sub: SubjectClaim(value: userID),

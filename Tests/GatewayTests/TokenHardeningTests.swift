@@ -1,0 +1,75 @@
+@testable import ChatCore
+import COpenSSL
+import Foundation
+import Testing
+@testable import Gateway
+
+/// Tokens an attacker or a careless backend could send: a correctly signed JWT with an
+/// `exp` out of range, a header naming another algorithm, an admin `ttlSeconds` that
+/// overflows. Each gets a clear error and the gateway keeps serving.
+@Suite("Token hardening")
+struct TokenHardeningTests {
+    /// An HS256 signature over `header.payload` with `secret`, whatever the header says.
+    static func sign(header: String, payload: String, secret: String) -> String {
+        let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(payload.utf8))
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let key = Array(secret.utf8)
+        let input = Array(signingInput.utf8)
+        _ = HMAC(EVP_sha256(), key, Int32(key.count), input, input.count, &digest, &length)
+        return signingInput + "." + Base64URL.encode(Array(digest[..<Int(length)]))
+    }
+
+    private func expectRefused(_ gateway: TestGateway, _ token: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let response = try await gateway.upgrade(path: "/v1/ws?token=\(token)").response
+        #expect(response.status == 401, "body: \(response.body)", sourceLocation: sourceLocation)
+        #expect(response.body.contains("ERR_NOT_LOGGED_IN"), "body: \(response.body)", sourceLocation: sourceLocation)
+    }
+
+    private func expectServing(_ gateway: TestGateway, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let alice = try await gateway.connect("alice")
+        #expect((try alice.ok("me")["user"] as? [String: Any])?["id"] as? String == "alice", sourceLocation: sourceLocation)
+    }
+
+    @Test("a signed token whose exp is not seconds (1e17, 1e19, 1e300): 401, and the gateway keeps serving")
+    func expOutOfRange() async throws {
+        let gateway = try await TestGateway.chat()
+        for exp in ["100000000000000000", "1e17", "10000000000000000000", "1e300", "253402300800"] {
+            let token = Self.sign(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":\#(exp)}"#,
+                                  secret: gateway.chat.jwtSecret)
+            try await expectRefused(gateway, token)
+        }
+        try await expectServing(gateway)
+        // The last second of year 9999 is still a time.
+        let latest = Self.sign(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":253402300799}"#,
+                               secret: gateway.chat.jwtSecret)
+        #expect(try await gateway.upgrade(path: "/v1/ws?token=\(latest)").response.status == 101)
+    }
+
+    @Test("a header other than alg HS256 is refused, whatever the signature (RFC 8725 §3.1)")
+    func algorithmPinned() async throws {
+        let gateway = try await TestGateway.chat()
+        let exp = Int(Date().timeIntervalSince1970) + 3600
+        let payload = #"{"sub":"alice","exp":\#(exp)}"#
+        for header in [#"{"alg":"none"}"#, #"{"alg":"RS256"}"#, #"{"alg":"ES256"}"#, #"{"alg":"hs256"}"#,
+                       #"{"typ":"JWT"}"#, #"{"alg":null}"#, #"{"alg":["HS256"]}"#,
+                       #"{"alg":"HS256","crit":["exp"]}"#, "[]", "not json"] {
+            try await expectRefused(gateway, Self.sign(header: header, payload: payload, secret: gateway.chat.jwtSecret))
+        }
+        let genuine = Self.sign(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: payload, secret: gateway.chat.jwtSecret)
+        #expect(try await gateway.upgrade(path: "/v1/ws?token=\(genuine)").response.status == 101)
+    }
+
+    @Test("POST /v1/admin/tokens with a ttlSeconds that would overflow: 400, and the gateway keeps serving")
+    func ttlOverflow() async throws {
+        let gateway = try await TestGateway.chat()
+        for ttl: Int64 in [Int64.max, 9_223_372_036_854_776, 315_360_001, 0, -1] {
+            let reply = try await gateway.admin("POST", "/v1/admin/tokens", body: ["userId": "alice", "ttlSeconds": ttl])
+            #expect(reply.status == 400, "ttl \(ttl): \(reply.body)")
+            #expect(reply.errorCode == "ERR_BAD_REQUEST")
+        }
+        let issued = try await gateway.admin("POST", "/v1/admin/tokens", body: ["userId": "alice", "ttlSeconds": 315_360_000])
+        #expect(issued.status == 200)
+        try await expectServing(gateway)
+    }
+}
