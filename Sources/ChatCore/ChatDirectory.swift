@@ -36,16 +36,33 @@ public struct ChatDirectory: Sendable {
     private mutating func insert(_ channel: Channel) {
         if let old = channels[channel.id] {
             for member in old.members { userChannels[member]?.remove(channel.id) }
+            unindexDistinct(old)
         }
         channels[channel.id] = channel
         for member in channel.members { userChannels[member, default: []].insert(channel.id) }
         if channel.type != .open { offlineMembers[channel.id] = Set(channel.members.filter { !online.contains($0) }) }
         membershipRevision &+= 1
-        if channel.distinct { distinctIndex[Self.distinctKey(channel.members)] = channel.id }
+        if channel.distinct {
+            distinctIndex[Self.distinctKey(channel.members)] = channel.id
+            for (inviter, view) in channel.inviterViews { distinctIndex[Self.distinctKey(view, seenBy: inviter)] = channel.id }
+        }
+    }
+
+    private mutating func unindexDistinct(_ channel: Channel) {
+        guard channel.distinct else { return }
+        if distinctIndex[Self.distinctKey(channel.members)] == channel.id { distinctIndex[Self.distinctKey(channel.members)] = nil }
+        for (inviter, view) in channel.inviterViews where distinctIndex[Self.distinctKey(view, seenBy: inviter)] == channel.id {
+            distinctIndex[Self.distinctKey(view, seenBy: inviter)] = nil
+        }
     }
 
     private static func distinctKey(_ members: [UserID]) -> String {
         Set(members).sorted().joined(separator: "\u{1F}")
+    }
+
+    /// The key of a distinct channel as one inviter sees its members: only that inviter finds it by it.
+    private static func distinctKey(_ view: [UserID], seenBy inviter: UserID) -> String {
+        inviter + "\u{1E}" + distinctKey(view)
     }
 
     // MARK: presence
@@ -111,21 +128,33 @@ public struct ChatDirectory: Sendable {
 
     /// Creates a group channel of `members` (creator first), or returns the existing
     /// distinct channel of the same member set.
-    public mutating func createGroup(id: ChannelID, creator: UserID, members: [UserID], name: String,
-                                     distinct: Bool, pushFromBlockedUsers: Bool, now: Milliseconds) throws(ChatError)
+    ///
+    /// `declined` are invitees left out because they blocked the creator (§5): they do not
+    /// become members, but the creator is shown the channel as if they had (same members,
+    /// same `isOneToOne`, the same distinct channel on a second request).
+    public mutating func createGroup(id: ChannelID, creator: UserID, members: [UserID], declined: Set<UserID> = [],
+                                     name: String, distinct: Bool, pushFromBlockedUsers: Bool, now: Milliseconds) throws(ChatError)
         -> (channel: Channel, created: Bool)
     {
-        var ordered: [UserID] = []
-        for member in members where !ordered.contains(member) {
+        var requested: [UserID] = []
+        for member in members where !requested.contains(member) {
             guard users[member] != nil else { throw ChatError(.userNotFound, "no user \(member)") }
-            ordered.append(member)
+            requested.append(member)
         }
-        if distinct, let existing = distinctIndex[Self.distinctKey(ordered)], let channel = channels[existing] {
-            return (channel, false)
+        if distinct {
+            if let existing = distinctIndex[Self.distinctKey(requested)], let channel = channels[existing],
+               channel.members.contains(creator) {
+                return (channel, false)
+            }
+            if let existing = distinctIndex[Self.distinctKey(requested, seenBy: creator)], let channel = channels[existing] {
+                return (channel, false)
+            }
         }
-        let channel = Channel(id: id, type: .group, name: name, members: ordered, distinct: distinct,
-                              isOneToOne: ordered.count == 2, pushFromBlockedUsers: pushFromBlockedUsers,
-                              createdAt: now, createdBy: creator)
+        let real = requested.filter { !declined.contains($0) }
+        let views = real.count < requested.count && real.contains(creator) ? [creator: requested] : [:]
+        let channel = Channel(id: id, type: .group, name: name, members: real, distinct: distinct,
+                              isOneToOne: requested.count == 2, pushFromBlockedUsers: pushFromBlockedUsers,
+                              createdAt: now, createdBy: creator, inviterViews: views)
         insert(channel)
         return (channel, true)
     }
@@ -139,25 +168,37 @@ public struct ChatDirectory: Sendable {
         return channel
     }
 
-    /// Adds users to a group channel; returns it and who was new. A third member
-    /// ends the channel's 1-to-1 status for good.
-    public mutating func invite(_ id: ChannelID, by inviter: UserID, users invitees: [UserID]) throws(ChatError)
-        -> (channel: Channel, added: [UserID])
+    /// Adds users to a group channel; returns it, who was new, and whether the inviter's
+    /// view changed (a `declined` invitee, one who blocked the inviter, joins only that view:
+    /// §5). A third member ends the channel's 1-to-1 status for good.
+    public mutating func invite(_ id: ChannelID, by inviter: UserID, users invitees: [UserID], declined: Set<UserID> = [])
+        throws(ChatError) -> (channel: Channel, added: [UserID], inviterViewChanged: Bool)
     {
         var channel = try memberChannel(id, of: inviter)
         guard channel.type == .group else { throw ChatError(.forbidden, "open channels are joined, not invited to") }
+        let inviterView = channel.members(seenBy: inviter)
+        var shown: [UserID] = []
+        for invitee in invitees where !inviterView.contains(invitee) && !shown.contains(invitee) {
+            guard users[invitee] != nil else { throw ChatError(.userNotFound, "no user \(invitee)") }
+            shown.append(invitee)
+        }
         var added: [UserID] = []
-        for invitee in invitees where !channel.members.contains(invitee) && !added.contains(invitee) {
+        for invitee in invitees where !declined.contains(invitee) && !channel.members.contains(invitee) && !added.contains(invitee) {
             guard users[invitee] != nil else { throw ChatError(.userNotFound, "no user \(invitee)") }
             added.append(invitee)
         }
-        guard !added.isEmpty else { return (channel, []) }
-        if channel.distinct { distinctIndex[Self.distinctKey(channel.members)] = nil }
+        guard !added.isEmpty || !shown.isEmpty else { return (channel, [], false) }
         channel.members += added
+        for (viewer, view) in channel.inviterViews {
+            channel.inviterViews[viewer] = view + added.filter { !view.contains($0) }
+        }
+        if shown.contains(where: declined.contains) {
+            channel.inviterViews[inviter] = inviterView + shown
+        }
         // Anyone joining a 1-to-1 makes it 1-to-N for good (PROTOCOL.md §5).
         channel.isOneToOne = false
         insert(channel)
-        return (channel, added)
+        return (channel, added, !shown.isEmpty)
     }
 
     public mutating func join(_ id: ChannelID, user: UserID) throws(ChatError) -> Channel {
@@ -172,14 +213,27 @@ public struct ChatDirectory: Sendable {
 
     public mutating func leave(_ id: ChannelID, user: UserID) throws(ChatError) -> Channel {
         var channel = try memberChannel(id, of: user)
-        if channel.distinct { distinctIndex[Self.distinctKey(channel.members)] = nil }
         channel.members.removeAll { $0 == user }
+        channel.inviterViews[user] = nil
+        for (viewer, view) in channel.inviterViews { channel.inviterViews[viewer] = view.filter { $0 != user } }
         insert(channel)
         return channel
     }
 
-    public mutating func update(_ id: ChannelID, by user: UserID, name: String?, pushFromBlockedUsers: Bool?) throws(ChatError) -> Channel {
-        var channel = try memberChannel(id, of: user)
+    /// Renames a channel or changes its push option; `user` nil is the app's backend (admin API).
+    public mutating func update(_ id: ChannelID, by user: UserID?, name: String?, pushFromBlockedUsers: Bool?) throws(ChatError) -> Channel {
+        var channel: Channel
+        if let user {
+            channel = try memberChannel(id, of: user)
+        } else {
+            guard let existing = channels[id] else { throw ChatError(.channelNotFound, "no channel \(id)") }
+            channel = existing
+        }
+        // Only the creator or the backend: a member the creator blocked must not be able to
+        // turn pushes from blocked users back on.
+        if pushFromBlockedUsers != nil, let user, channel.createdBy != user {
+            throw ChatError(.forbidden, "only the channel's creator may change pushFromBlockedUsers")
+        }
         if let name { channel.name = name }
         if let pushFromBlockedUsers { channel.pushFromBlockedUsers = pushFromBlockedUsers }
         insert(channel)

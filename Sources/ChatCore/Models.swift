@@ -46,9 +46,14 @@ public struct Channel: Sendable, Equatable {
     public var pushFromBlockedUsers: Bool
     public var createdAt: Milliseconds
     public var createdBy: UserID
+    /// The member list as seen by inviters some of whose invitees had blocked them and were
+    /// silently left out (PROTOCOL.md §5): the list they would see had nobody blocked them,
+    /// so the reply does not reveal the block. Keyed by inviter; empty for most channels.
+    public var inviterViews: [UserID: [UserID]]
 
     public init(id: ChannelID, type: ChannelType, name: String = "", members: [UserID], distinct: Bool = false,
-                isOneToOne: Bool = false, pushFromBlockedUsers: Bool = false, createdAt: Milliseconds, createdBy: UserID) {
+                isOneToOne: Bool = false, pushFromBlockedUsers: Bool = false, createdAt: Milliseconds, createdBy: UserID,
+                inviterViews: [UserID: [UserID]] = [:]) {
         self.id = id
         self.type = type
         self.name = name
@@ -58,6 +63,21 @@ public struct Channel: Sendable, Equatable {
         self.pushFromBlockedUsers = pushFromBlockedUsers
         self.createdAt = createdAt
         self.createdBy = createdBy
+        self.inviterViews = inviterViews
+    }
+
+    /// The members `viewer` is shown: its inviter view when it has one.
+    public func members(seenBy viewer: UserID) -> [UserID] {
+        inviterViews.isEmpty ? members : inviterViews[viewer] ?? members
+    }
+
+    /// The channel as `viewer` is shown it.
+    public func seen(by viewer: UserID) -> Channel {
+        guard let view = inviterViews[viewer] else { return self }
+        var copy = self
+        copy.members = view
+        copy.inviterViews = [:]
+        return copy
     }
 }
 

@@ -57,6 +57,11 @@ enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX blocks_by_blocked ON blocks(blocked);
         """,
+        // 2: the member lists shown to inviters whose invitees had blocked them (Channel.inviterViews),
+        // as `inviter=member,member;inviter=…` (user ids never hold `=`, `,` or `;`).
+        """
+        ALTER TABLE channels ADD COLUMN inviter_views TEXT NOT NULL DEFAULT '';
+        """,
     ]
 
     /// The schema version this build writes.

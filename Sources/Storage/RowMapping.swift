@@ -35,7 +35,7 @@ enum RowMapping {
         )
     }
 
-    static let channelColumns = "id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by"
+    static let channelColumns = "id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by, inviter_views"
 
     /// A channel without its members (filled in by the caller).
     static func channel(from row: SQLiteStatement) throws(StoreError) -> Channel {
@@ -47,8 +47,23 @@ enum RowMapping {
         return Channel(
             id: id, type: type, name: row.text(2), members: [],
             distinct: row.bool(3), isOneToOne: row.bool(4), pushFromBlockedUsers: row.bool(5),
-            createdAt: row.int64(6), createdBy: row.text(7)
+            createdAt: row.int64(6), createdBy: row.text(7), inviterViews: decodeInviterViews(row.text(8))
         )
+    }
+
+    /// `Channel.inviterViews` as stored: `inviter=member,member;…`.
+    static func encodeInviterViews(_ views: [UserID: [UserID]]) -> String {
+        views.sorted { $0.key < $1.key }.map { $0.key + "=" + $0.value.joined(separator: ",") }.joined(separator: ";")
+    }
+
+    static func decodeInviterViews(_ text: String) -> [UserID: [UserID]] {
+        var views: [UserID: [UserID]] = [:]
+        for entry in text.split(separator: ";") {
+            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { continue }
+            views[String(parts[0])] = parts[1].split(separator: ",").map(String.init)
+        }
+        return views
     }
 
     // MARK: metadata JSON

@@ -153,8 +153,9 @@ final class WriteApplier {
 
     private func create(_ channel: Channel) throws(StoreError) {
         let statement = try connection.statement("""
-            INSERT INTO channels (id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by, last_seq)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)
+            INSERT INTO channels (id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by,
+                inviter_views, last_seq)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)
             """)
         try bindChannelRow(channel, to: statement)
         try statement.run()
@@ -164,7 +165,7 @@ final class WriteApplier {
     private func update(_ channel: Channel) throws(StoreError) {
         let statement = try connection.statement("""
             UPDATE channels SET type = ?2, name = ?3, distinct_flag = ?4, is_one_to_one = ?5, push_from_blocked = ?6,
-                created_at = ?7, created_by = ?8
+                created_at = ?7, created_by = ?8, inviter_views = ?9
             WHERE id = ?1
             """)
         try bindChannelRow(channel, to: statement)
@@ -185,6 +186,7 @@ final class WriteApplier {
         try statement.bind(channel.pushFromBlockedUsers, at: 6)
         try statement.bind(channel.createdAt, at: 7)
         try statement.bind(channel.createdBy, at: 8)
+        try statement.bind(RowMapping.encodeInviterViews(channel.inviterViews), at: 9)
     }
 
     private func insertMembers(of channel: Channel) throws(StoreError) {

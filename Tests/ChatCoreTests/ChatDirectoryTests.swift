@@ -116,7 +116,7 @@ struct ChatDirectoryTests {
         var d = Self.directory()
         _ = try d.createGroup(id: "g", creator: "a", members: ["a", "b", "c"], name: "", distinct: false,
                               pushFromBlockedUsers: false, now: 0)
-        let (channel, added) = try d.invite("g", by: "b", users: ["c", "d", "d", "e"])
+        let (channel, added, _) = try d.invite("g", by: "b", users: ["c", "d", "d", "e"])
         #expect(added == ["d", "e"])
         #expect(channel.members == ["a", "b", "c", "d", "e"])
         #expect(d.channelIDs(of: "e") == ["g"])
@@ -160,7 +160,7 @@ struct ChatDirectoryTests {
         _ = try d.createGroup(id: "g", creator: "a", members: ["a", "b"], name: "", distinct: false,
                               pushFromBlockedUsers: false, now: 0)
         _ = try d.leave("g", user: "b")
-        let (channel, added) = try d.invite("g", by: "a", users: ["c"])
+        let (channel, added, _) = try d.invite("g", by: "a", users: ["c"])
         #expect(added == ["c"])
         #expect(channel.members == ["a", "c"])
         #expect(!channel.isOneToOne, "c is someone else: 1-to-N rules apply from then on")

@@ -14,6 +14,27 @@ struct BlockRestartTests {
         }
     }
 
+    @Test("bob's view of a channel with alice, who blocked him, survives a restart: distinct finds it, alice stays out")
+    func inviterViewRestart() async throws {
+        let dataDirectory = TestGateway.temporaryDirectory()
+        var id = ""
+        do {
+            let gateway = try await Self.gateway(dataDirectory)
+            let alice = try await gateway.connect("alice")
+            let bob = try await gateway.connect("bob")
+            _ = try alice.blockResults("user.block", ["bob"])
+            id = try #require(try bob.ok("channel.create", ["channelType": "group", "userIds": ["alice"], "distinct": true])["id"] as? String)
+        }
+        let gateway = try await Self.gateway(dataDirectory)
+        let alice = try await gateway.connect("alice")
+        let bob = try await gateway.connect("bob")
+        let view = try bob.ok("channel.get", ["channelId": id])
+        #expect(view["members"] as? [String] == ["bob", "alice"])
+        #expect(view["isOneToOne"] as? Bool == true)
+        #expect(try bob.ok("channel.create", ["channelType": "group", "userIds": ["alice"], "distinct": true])["id"] as? String == id)
+        #expect(try alice.errorCode("channel.get", ["channelId": id]) == "ERR_CHANNEL_NOT_FOUND")
+    }
+
     @Test("standard: blocks, hidden 1-to-1 messages and alice's unmoved channel list are kept")
     func standardRestart() async throws {
         let dataDirectory = TestGateway.temporaryDirectory()

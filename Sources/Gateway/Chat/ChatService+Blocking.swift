@@ -125,14 +125,21 @@ extension ChatService {
         w.endObject()
     }
 
-    /// Invitees that land: never one who blocked the inviter (silently left out, §5);
-    /// nor, with `excludeFromInvitations` or in strict mode, one the inviter blocked.
-    func admissibleInvitees(_ invitees: [UserID], inviter: UserID) -> [UserID] {
-        invitees.filter { invitee in
-            if directory.blocks.hasBlocked(invitee, inviter) { return false }
+    /// Invitees that land, and those who blocked the inviter: they are silently left out
+    /// (§5) and shown to the inviter as invited (`declined`). With `excludeFromInvitations`
+    /// or in strict mode, invitees the inviter blocked are dropped from both.
+    func sortInvitees(_ invitees: [UserID], inviter: UserID) -> (admitted: [UserID], declined: Set<UserID>) {
+        var admitted: [UserID] = []
+        var declined: Set<UserID> = []
+        for invitee in invitees {
             if directory.blocks.hasBlocked(inviter, invitee)
-                && (settings.excludeFromInvitations || settings.blockingMode == .strict) { return false }
-            return true
+                && (settings.excludeFromInvitations || settings.blockingMode == .strict) { continue }
+            if invitee != inviter && directory.blocks.hasBlocked(invitee, inviter) {
+                declined.insert(invitee)
+            } else {
+                admitted.append(invitee)
+            }
         }
+        return (admitted, declined)
     }
 }

@@ -3,16 +3,19 @@ import Storage
 
 extension ChatService {
     func writeChannel(_ channel: Channel, for viewer: UserID, to w: inout JSONWriter) {
-        WireEncoding.write(channel, lastMessage: directory.lastMessage(of: channel.id, for: viewer),
+        WireEncoding.write(channel.seen(by: viewer), lastMessage: directory.lastMessage(of: channel.id, for: viewer),
                            lastActivityAt: directory.lastActivity(of: channel, for: viewer), to: &w)
     }
 
     /// `channel.updated` to every member but the requesting session; one encoding
-    /// per distinct view (only 1-to-1 channels with hidden messages differ).
+    /// per distinct view (only 1-to-1 channels with hidden messages, and inviters whose
+    /// invitees blocked them, see their own).
     func announce(_ channel: Channel, excluding session: ChatSession?) {
-        var byView: [MessageID: [UserID]] = [:]
+        var byView: [String: [UserID]] = [:]
         for member in channel.members {
-            byView[directory.lastMessage(of: channel.id, for: member)?.id ?? "", default: []].append(member)
+            let lastSeen = directory.lastMessage(of: channel.id, for: member)?.id ?? ""
+            let members = channel.inviterViews[member] == nil ? "" : "\u{1E}" + member
+            byView[lastSeen + members, default: []].append(member)
         }
         for members in byView.values {
             guard let viewer = members.first else { continue }
@@ -28,9 +31,11 @@ extension ChatService {
         let channel: Channel
         switch type {
         case .group:
+            let invited = sortInvitees(invitees, inviter: user)
             let created = try directory.createGroup(
-                id: ids.make(prefix: "c_", at: now), creator: user, members: [user] + admissibleInvitees(invitees, inviter: user),
-                name: name ?? "",
+                id: ids.make(prefix: "c_", at: now), creator: user,
+                members: [user] + invitees.filter { invited.admitted.contains($0) || invited.declined.contains($0) },
+                declined: invited.declined, name: name ?? "",
                 distinct: distinct, pushFromBlockedUsers: push ?? false, now: now)
             guard created.created else {
                 let existing = created.channel
@@ -71,8 +76,11 @@ extension ChatService {
 
     func channelInvite(id: JSONValue, session: ChatSession, channelID: ChannelID, invitees: [UserID]) throws(ChatError) {
         for invitee in invitees { _ = try directory.user(invitee) }
-        let result = try directory.invite(channelID, by: session.userID, users: admissibleInvitees(invitees, inviter: session.userID))
-        guard !result.added.isEmpty else {
+        let invited = sortInvitees(invitees, inviter: session.userID)
+        let result = try directory.invite(
+            channelID, by: session.userID,
+            users: invitees.filter { invited.admitted.contains($0) || invited.declined.contains($0) }, declined: invited.declined)
+        guard !result.added.isEmpty || result.inviterViewChanged else {
             let channel = result.channel
             reply(session, id: id) { writeChannel(channel, for: session.userID, to: &$0) }
             return
