@@ -109,6 +109,29 @@ struct BlockPushTests {
         #expect(try await push.waitForLine(user: "alice", messageID: try #require(sent["id"] as? String)))
     }
 
+    @Test("only the creator or the admin API may change pushFromBlockedUsers: bob, blocked by the creator, cannot turn it on")
+    func onlyCreatorSetsPushOption() async throws {
+        let (gateway, _) = try await BlockFixture.gateway()
+        let alice = try await gateway.connect("alice")
+        let bob = try await gateway.connect("bob")
+        try await gateway.createUsers(["carol"])
+        let id = try alice.createGroup(["bob", "carol"])
+        _ = try alice.blockResults("user.block", ["bob"])
+        #expect(try bob.errorCode("channel.update", ["channelId": id, "pushFromBlockedUsers": true]) == "ERR_FORBIDDEN")
+        #expect(try bob.errorCode("channel.update", ["channelId": id, "name": "renamed", "pushFromBlockedUsers": false]) == "ERR_FORBIDDEN")
+        #expect(try alice.ok("channel.get", ["channelId": id])["pushFromBlockedUsers"] as? Bool == false)
+        #expect(try alice.ok("channel.get", ["channelId": id])["name"] as? String == "")
+        // Renaming stays open to every member; the creator may set the option.
+        #expect(try bob.ok("channel.update", ["channelId": id, "name": "renamed"])["name"] as? String == "renamed")
+        #expect(try alice.ok("channel.update", ["channelId": id, "pushFromBlockedUsers": true])["pushFromBlockedUsers"] as? Bool == true)
+        // The backend may change any channel's option.
+        let byAdmin = try await gateway.admin("POST", "/v1/admin/channels/\(id)", body: ["pushFromBlockedUsers": false])
+        #expect(byAdmin.status == 200, "\(byAdmin.body)")
+        #expect(byAdmin.json["pushFromBlockedUsers"] as? Bool == false)
+        #expect(try alice.ok("channel.get", ["channelId": id])["pushFromBlockedUsers"] as? Bool == false)
+        #expect(try await gateway.admin("POST", "/v1/admin/channels/c_nope", body: ["name": "x"]).status == 404)
+    }
+
     @Test("open channel: no push at all, blocked or not")
     func openChannelNoPush() async throws {
         let (gateway, log) = try await BlockFixture.gateway(push: true)

@@ -68,6 +68,8 @@ struct AdminAPI: Sendable {
             try issueToken(fields, respond: respond)
         case ("POST", 1, "channels"):
             try createChannel(fields, respond: respond)
+        case ("POST", 2, "channels"):
+            try updateChannel(route[1], fields, respond: respond)
         default:
             respond(.error(status: 404, code: "ERR_NOT_FOUND", message: "no admin route \(method) /\(route.joined(separator: "/"))"))
         }
@@ -168,6 +170,23 @@ struct AdminAPI: Sendable {
 }
 
 extension AdminAPI {
+    /// `POST /v1/admin/channels/{id} {"name?","pushFromBlockedUsers?"}`: the backend may change
+    /// any channel's options, including `pushFromBlockedUsers`, which members other than the
+    /// creator may not.
+    func updateChannel(_ id: ChannelID, _ f: JSONFields, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
+        let channel = try service.directory.update(id, by: nil, name: try f.string("name"),
+                                                   pushFromBlockedUsers: try f.bool("pushFromBlockedUsers"))
+        service.persist(.updateChannel(channel)) { outcome in
+            switch outcome {
+            case .success:
+                respond(Self.ok { service.writeChannel(channel, for: "", to: &$0) })
+                service.announce(channel, excluding: nil)
+            case .failure:
+                respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
+            }
+        }
+    }
+
     /// `POST /v1/admin/users/{id}/blocks {"userIds"}`, `DELETE /v1/admin/users/{id}/blocks/{target}`.
     func setBlocks(_ user: UserID, targets: [UserID], isBlocked: Bool,
                    respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
