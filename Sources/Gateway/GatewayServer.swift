@@ -21,7 +21,8 @@ public final class GatewayServer: @unchecked Sendable {
         self.settings = settings
         self.logger = logger
         group = EventLoopGroup(count: settings.eventLoops)
-        router = HTTPRouter(echoEnabled: settings.echoEnabled, metrics: metrics)
+        router = HTTPRouter(echoEnabled: settings.echoEnabled, metrics: metrics,
+                            metricsCredential: Self.metricsCredential(settings, keys: []))
         let metrics = self.metrics
         for loop in group.loops {
             metrics.writeQueueBytes(loop: loop.index, bytes: 0)
@@ -61,9 +62,16 @@ public final class GatewayServer: @unchecked Sendable {
         let service = try ChatService(store: store, push: push, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
                                       settings: chat.service, loops: server.group.loops, logger: logger, metrics: metrics)
         server.store = store
-        server.router = HTTPRouter(echoEnabled: settings.echoEnabled, metrics: metrics, chat: service,
-                                   admin: AdminAPI(service: service, apiKey: chat.adminAPIKey))
+        server.router = HTTPRouter(
+            echoEnabled: settings.echoEnabled, metrics: metrics,
+            metricsCredential: metricsCredential(settings, keys: [chat.adminAPIKey, chat.metricsAPIKey ?? ""]),
+            chat: service, admin: AdminAPI(service: service, apiKey: chat.adminAPIKey))
         return server
+    }
+
+    /// `/metrics` is open on a loopback listener and takes one of `keys` on any other.
+    private static func metricsCredential(_ settings: TransportSettings, keys: [String]) -> BearerCredential? {
+        GatewayConfiguration.Server.isLoopback(settings.host) ? nil : BearerCredential(keys)
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -139,6 +147,7 @@ public final class GatewayServer: @unchecked Sendable {
 struct ChatSettings: Sendable {
     var jwtSecret = GatewayConfiguration.Auth.developmentSecret
     var adminAPIKey = GatewayConfiguration.Admin.developmentKey
+    var metricsAPIKey: String?
     var dataDirectory = "./data"
     var synchronous = SQLiteStore.Synchronous.normal
     var service = ChatService.Settings()
@@ -155,6 +164,7 @@ extension ChatSettings {
     init(_ configuration: GatewayConfiguration) {
         jwtSecret = configuration.auth.jwtSecret
         adminAPIKey = configuration.admin.apiKey
+        metricsAPIKey = configuration.metrics.apiKey
         dataDirectory = configuration.storage.dataDirectory
         synchronous = configuration.storage.synchronous == .full ? .full : .normal
         service = ChatService.Settings(

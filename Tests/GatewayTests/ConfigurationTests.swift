@@ -71,7 +71,7 @@ import EventLoop
             "CHAT_GATEWAY_SERVER_PORT": "9002",
             "CHAT_GATEWAY_SERVER_ALLOWEDORIGINS": "https://a.example, https://b.example,",
             "CHAT_GATEWAY_AUTH_JWTSECRET": "jwt-from-env-0123456789abcdef0123456789",
-            "CHAT_GATEWAY_ADMIN_APIKEY": "key-from-env",
+            "CHAT_GATEWAY_ADMIN_APIKEY": "admin-key-from-env-0123456789",
             "CHAT_GATEWAY_CONFORMANCE_ECHO": "true",
             "CHAT_GATEWAY_BLOCKING_EXCLUDEFROMINVITATIONS": "1",
             "CHAT_GATEWAY_LIMITS_MAXTEXTLENGTH": "100",
@@ -86,7 +86,7 @@ import EventLoop
         #expect(configuration.server.host == "10.0.0.1")
         #expect(configuration.server.allowedOrigins == ["https://a.example", "https://b.example"])
         #expect(configuration.auth.jwtSecret == "jwt-from-env-0123456789abcdef0123456789")
-        #expect(configuration.admin.apiKey == "key-from-env")
+        #expect(configuration.admin.apiKey == "admin-key-from-env-0123456789")
         #expect(configuration.conformance.echo)
         #expect(configuration.blocking.excludeFromInvitations)
         #expect(configuration.limits.maxTextLength == 100)
@@ -98,9 +98,9 @@ import EventLoop
     @Test func environmentWithoutFile() throws {
         let configuration = try GatewayConfiguration.load(
             filePath: nil,
-            environment: ["CHAT_GATEWAY_ADMIN_APIKEY": "k"]
+            environment: ["CHAT_GATEWAY_ADMIN_APIKEY": "admin-key-from-env-0123456789"]
         )
-        #expect(configuration.admin.apiKey == "k")
+        #expect(configuration.admin.apiKey == "admin-key-from-env-0123456789")
         #expect(configuration.usesDevSecrets, "the JWT secret is still the dev one")
     }
 
@@ -138,7 +138,8 @@ import EventLoop
         let withoutSecrets = loadError(file: path)
         #expect(withoutSecrets == .invalidValue(key: "auth.jwtSecret", problem: "must not be empty (set CHAT_GATEWAY_AUTH_JWTSECRET)"))
         let withSecrets = loadError(file: path, environment: [
-            "CHAT_GATEWAY_AUTH_JWTSECRET": String(repeating: "s", count: 32), "CHAT_GATEWAY_ADMIN_APIKEY": "k",
+            "CHAT_GATEWAY_AUTH_JWTSECRET": String(repeating: "s", count: 32),
+            "CHAT_GATEWAY_ADMIN_APIKEY": String(repeating: "k", count: 24),
         ])
         #expect(withSecrets == .fileNotFound(key: "tls.certificateFile", path: "/etc/chat-gateway/tls/fullchain.pem"))
     }
@@ -309,6 +310,39 @@ import EventLoop
             return
         }
         expectOneLine(error, naming: path)
+    }
+
+    @Test("an admin or metrics key shorter than 24 bytes stops start-up", arguments: [
+        ("CHAT_GATEWAY_ADMIN_APIKEY", "admin.apiKey"), ("CHAT_GATEWAY_METRICS_APIKEY", "metrics.apiKey"),
+    ])
+    func shortKeys(variable: String, key: String) throws {
+        let error = loadError(environment: [variable: String(repeating: "k", count: 23)])
+        #expect(error == .invalidValue(key: key, problem: "must be at least 24 bytes"))
+        _ = try GatewayConfiguration.load(filePath: nil, environment: [variable: String(repeating: "k", count: 24)])
+    }
+
+    @Test("the published dev secret or dev key stops start-up on a non-loopback host", arguments: ["0.0.0.0", "10.0.0.1", "::", "chat.example"])
+    func devSecretsOnlyOnLoopback(host: String) throws {
+        let secret = String(repeating: "s", count: 32)
+        let key = String(repeating: "k", count: 24)
+        let onlyDevSecret = loadError(environment: ["CHAT_GATEWAY_SERVER_HOST": host, "CHAT_GATEWAY_ADMIN_APIKEY": key])
+        guard case .invalidValue("auth.jwtSecret", let problem)? = onlyDevSecret else {
+            Issue.record("expected auth.jwtSecret refused, got \(String(describing: onlyDevSecret))")
+            return
+        }
+        #expect(problem.contains("loopback"))
+        let onlyDevKey = loadError(environment: ["CHAT_GATEWAY_SERVER_HOST": host, "CHAT_GATEWAY_AUTH_JWTSECRET": secret])
+        guard case .invalidValue("admin.apiKey", _)? = onlyDevKey else {
+            Issue.record("expected admin.apiKey refused, got \(String(describing: onlyDevKey))")
+            return
+        }
+        let own = try GatewayConfiguration.load(filePath: nil, environment: [
+            "CHAT_GATEWAY_SERVER_HOST": host, "CHAT_GATEWAY_AUTH_JWTSECRET": secret, "CHAT_GATEWAY_ADMIN_APIKEY": key,
+        ])
+        #expect(own.server.host == host)
+        for loopback in ["127.0.0.1", "127.1.2.3", "localhost", "::1"] {
+            #expect(try GatewayConfiguration.load(filePath: nil, environment: ["CHAT_GATEWAY_SERVER_HOST": loopback]).usesDevSecrets)
+        }
     }
 
     @Test func secretValuesNeverAppearInErrors() {

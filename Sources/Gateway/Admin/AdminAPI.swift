@@ -5,11 +5,16 @@ import WebSocket
 /// Handlers decide on the chat core's queue and answer through `respond`.
 struct AdminAPI: Sendable {
     let service: ChatService
-    let apiKey: String
+    let credential: BearerCredential
+
+    init(service: ChatService, apiKey: String) {
+        self.service = service
+        credential = BearerCredential([apiKey])
+    }
 
     func handle(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let query = request
-        guard request.header("Authorization") == "Bearer \(apiKey)" else {
+        guard credential.accepts(request) else {
             respond(.error(status: 401, code: ErrorCode.notLoggedIn.rawValue, message: "admin API key required"))
             return
         }

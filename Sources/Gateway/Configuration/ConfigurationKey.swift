@@ -67,6 +67,7 @@ extension ConfigurationKey {
     static let logLevel = ConfigurationKey("log.level", .string)
     static let shutdownDrainSeconds = ConfigurationKey("shutdown.drainSeconds", .integer)
     static let conformanceEcho = ConfigurationKey("conformance.echo", .boolean)
+    static let metricsAPIKey = ConfigurationKey("metrics.apiKey", .string, isSecret: true)
 
     static let all: [ConfigurationKey] = [
         .serverHost, .serverPort, .serverAllowedOrigins, .serverEventLoops,
@@ -83,6 +84,7 @@ extension ConfigurationKey {
         .logLevel,
         .shutdownDrainSeconds,
         .conformanceEcho,
+        .metricsAPIKey,
     ]
 
     static let byPath: [String: ConfigurationKey] = Dictionary(

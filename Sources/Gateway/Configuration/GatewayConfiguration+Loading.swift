@@ -38,6 +38,7 @@ extension GatewayConfiguration {
         log.level = try sources.choice(.logLevel, as: Logger.Level.self) ?? log.level
         shutdown.drainSeconds = try sources.int(.shutdownDrainSeconds) ?? shutdown.drainSeconds
         conformance.echo = try sources.bool(.conformanceEcho) ?? conformance.echo
+        metrics.apiKey = try sources.optionalString(.metricsAPIKey)
     }
 
     private mutating func readNetwork(from sources: ConfigurationSources) throws(ConfigurationError) {

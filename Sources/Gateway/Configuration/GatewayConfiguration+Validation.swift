@@ -25,6 +25,20 @@ extension GatewayConfiguration {
         try Self.require(auth.jwtSecret.isEmpty || auth.jwtSecret.utf8.count >= 32, .authJWTSecret,
                          "must be at least 32 bytes (HS256 key)")
         try Self.requireSecret(admin.apiKey, .adminAPIKey)
+        try Self.require(admin.apiKey.utf8.count >= Admin.minimumKeyBytes, .adminAPIKey,
+                         "must be at least \(Admin.minimumKeyBytes) bytes")
+        if let key = metrics.apiKey {
+            try Self.require(key.utf8.count >= Admin.minimumKeyBytes, .metricsAPIKey,
+                             "must be at least \(Admin.minimumKeyBytes) bytes")
+        }
+        // The development secret and key are published: on a listener others can reach,
+        // anyone could sign tokens or call the admin API.
+        if !Server.isLoopback(server.host) {
+            try Self.require(auth.jwtSecret != Auth.developmentSecret, .authJWTSecret,
+                             "is the published development secret, accepted only on a loopback server.host (set \(ConfigurationKey.authJWTSecret.environmentVariable))")
+            try Self.require(admin.apiKey != Admin.developmentKey, .adminAPIKey,
+                             "is the published development key, accepted only on a loopback server.host (set \(ConfigurationKey.adminAPIKey.environmentVariable))")
+        }
         try validateTLS(fileExists: fileExists)
         try validatePush()
     }

@@ -15,6 +15,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var log: Log
     public var shutdown: Shutdown
     public var conformance: Conformance
+    public var metrics: MetricsEndpoint
 
     public init(
         server: Server = Server(),
@@ -27,7 +28,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
         push: Push = Push(),
         log: Log = Log(),
         shutdown: Shutdown = Shutdown(),
-        conformance: Conformance = Conformance()
+        conformance: Conformance = Conformance(),
+        metrics: MetricsEndpoint = MetricsEndpoint()
     ) {
         self.server = server
         self.tls = tls
@@ -40,6 +42,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         self.log = log
         self.shutdown = shutdown
         self.conformance = conformance
+        self.metrics = metrics
     }
 
     /// Both TLS files are set: the listener speaks wss/https.
@@ -86,10 +89,21 @@ extension GatewayConfiguration {
     public struct Admin: Sendable, Equatable {
         /// Public, so never safe outside development.
         public static let developmentKey = "dev-only-admin-key-change-me"
+        /// A shorter key could be guessed: 24 random characters carry well over 128 bits.
+        public static let minimumKeyBytes = 24
 
         public var apiKey: String
 
         public init(apiKey: String = Admin.developmentKey) {
+            self.apiKey = apiKey
+        }
+    }
+
+    /// `GET /metrics`: open on a loopback listener; elsewhere it takes the admin key or this one.
+    public struct MetricsEndpoint: Sendable, Equatable {
+        public var apiKey: String?
+
+        public init(apiKey: String? = nil) {
             self.apiKey = apiKey
         }
     }

@@ -1,3 +1,4 @@
+import ChatCore
 import EventLoop
 import Synchronization
 import WebSocket
@@ -16,11 +17,16 @@ final class HTTPRouter: Sendable {
     let metrics: GatewayMetrics
     let chat: ChatService?
     let admin: AdminAPI?
+    /// Who may read `/metrics`: anyone (nil) on a loopback listener, else a bearer of the
+    /// admin key or `metrics.apiKey`.
+    let metricsCredential: BearerCredential?
     private let draining = Atomic<Bool>(false)
 
-    init(echoEnabled: Bool, metrics: GatewayMetrics, chat: ChatService? = nil, admin: AdminAPI? = nil) {
+    init(echoEnabled: Bool, metrics: GatewayMetrics, metricsCredential: BearerCredential?,
+         chat: ChatService? = nil, admin: AdminAPI? = nil) {
         self.echoEnabled = echoEnabled
         self.metrics = metrics
+        self.metricsCredential = metricsCredential
         self.chat = chat
         self.admin = admin
     }
@@ -39,6 +45,10 @@ final class HTTPRouter: Sendable {
             return isDraining ? .respond(.error(status: 503, code: "ERR_DRAINING", message: "gateway is draining"))
                 : .respond(.json(status: 200, "{\"status\":\"ready\"}"))
         case "/metrics":
+            if let metricsCredential, !metricsCredential.accepts(request) {
+                return .respond(.error(status: 401, code: ErrorCode.notLoggedIn.rawValue,
+                                       message: "metrics on a non-loopback listener take the admin key or metrics.apiKey"))
+            }
             return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                                          body: metrics.exposition()))
         case "/v1/echo" where echoEnabled:

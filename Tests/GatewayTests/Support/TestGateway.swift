@@ -67,7 +67,13 @@ final class TestGateway {
     }
 
     /// A client token for `user`, signed with this gateway's secret and clock.
+    /// A `ttlSeconds` of 0 or less gives a token that expired that long ago.
     func token(for user: String, ttlSeconds: Int64 = 3600, name: String? = nil) async throws -> String {
+        if ttlSeconds <= 0 {
+            let exp = clock.now() / 1000 + ttlSeconds
+            return TokenHardeningTests.sign(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"\#(user)","exp":\#(exp)}"#,
+                                            secret: chat.jwtSecret)
+        }
         let authority = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
         return try await authority.issue(userID: user, ttlSeconds: ttlSeconds, name: name).token
     }
