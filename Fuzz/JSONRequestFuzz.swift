@@ -1,0 +1,187 @@
+// libFuzzer target: the JSON parser, the request decoder and the JSON writer
+// (ChatCore), on arbitrary bytes as a client's text message would bring them.
+//
+// Invariants:
+// - the parser agrees with itself: the [UInt8] and raw-pointer entry points give
+//   the same result, an error's offset lies inside the input;
+// - nesting: a value parsed with the default bound (32) has depth <= 32, parses
+//   with maxDepth == its depth and fails with one less; a bound of 256 accepts
+//   what 32 accepts, and what it accepts beyond that is deeper than 32;
+// - the writer: a parsed value written with JSONWriter is valid UTF-8 without raw
+//   control characters, parses back equal, and writing that again gives the same
+//   bytes (numbers keep their lexeme, objects their key order and repeated keys);
+// - the decoder: never succeeds where the parser fails or on a non-object (and
+//   then answers ERR_BAD_REQUEST with id null); echoes the request's id when it is
+//   a number, string or null; decodes the re-written document to the same result;
+//   a decoded command is the one its `type` names and within its bounds
+//   (limit 1-100, id counts, non-empty text, `data` an object that round-trips);
+// - the replies: the error reply for a failure and the ok reply for a request
+//   (WireEncoding) parse, and echo the id; a message.send written as a Message
+//   carries its text and data back.
+// Build and run with `scripts/fuzz JSONRequestFuzz`.
+import ChatCore
+
+private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError("invariant violated: \(message())") }
+}
+
+/// Containers nested around the deepest value: 0 for a scalar, 1 for `[]`.
+private func depth(_ value: JSONValue) -> Int {
+    switch value {
+    case .null, .bool, .number, .string: return 0
+    case .array(let elements): return 1 + (elements.map(depth).max() ?? 0)
+    case .object(let object): return 1 + (object.entries.map { depth($0.value) }.max() ?? 0)
+    }
+}
+
+private func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
+    do throws(JSONParseError) { return .success(try JSONParser.parse(bytes, maxDepth: maxDepth)) } catch { return .failure(error) }
+}
+
+private func parse(_ bytes: [UInt8], maxDepth: Int = 256) -> Result<JSONValue, JSONParseError> {
+    do throws(JSONParseError) { return .success(try JSONParser.parse(bytes, maxDepth: maxDepth)) } catch { return .failure(error) }
+}
+
+private func written(_ value: JSONValue) -> [UInt8] {
+    var writer = JSONWriter()
+    writer.value(value)
+    return writer.bytes
+}
+
+/// Checks the parser's bounds and the writer's round trip; returns the value parsed with the default bound.
+private func checkParser(_ input: UnsafeRawBufferPointer) -> JSONValue? {
+    let bounded = parse(input, maxDepth: 32)
+    check(bounded == parse(Array(input), maxDepth: 32), "the [UInt8] and pointer parsers disagree")
+    let loose = parse(input, maxDepth: 256)
+    if case .failure(let error) = bounded { check((0...input.count).contains(error.offset), "error offset \(error.offset) of \(input.count)") }
+    switch (bounded, loose) {
+    case (.success(let value), .success(let same)):
+        check(value == same, "maxDepth 32 and 256 parse differently")
+        let d = depth(value)
+        check(d <= 32, "depth \(d) passed maxDepth 32")
+        if d > 0 {
+            check(parse(input, maxDepth: d) == .success(value), "depth \(d) fails with maxDepth \(d)")
+            if case .success = parse(input, maxDepth: d - 1) { check(false, "depth \(d) passes maxDepth \(d - 1)") }
+        }
+    case (.success, .failure(let error)):
+        check(false, "maxDepth 32 accepts what 256 rejects: \(error)")
+    case (.failure, .success(let value)):
+        check(depth(value) > 32, "maxDepth 32 rejects depth \(depth(value))")
+    case (.failure, .failure):
+        return nil
+    }
+    guard case .success(let value) = bounded else { return nil }
+    let text = written(value)
+    check(String(validating: text, as: UTF8.self) != nil, "the writer produced invalid UTF-8")
+    check(!text.contains(where: { $0 < 0x20 }), "the writer left a raw control character")
+    guard case .success(let reparsed) = parse(text) else { fatalError("written JSON does not parse: \(String(decoding: text, as: UTF8.self))") }
+    check(reparsed == value, "written JSON parses to a different value")
+    check(written(reparsed) == text, "writing is not stable")
+    return value
+}
+
+/// The `type` that decodes to `command`.
+private func typeName(_ command: Command) -> String {
+    switch command {
+    case .me: "me"
+    case .userGet: "user.get"
+    case .userList: "user.list"
+    case .userUpdate: "user.update"
+    case .userBlock: "user.block"
+    case .userUnblock: "user.unblock"
+    case .userBlockedList: "user.blocked.list"
+    case .channelCreate: "channel.create"
+    case .channelGet: "channel.get"
+    case .channelList: "channel.list"
+    case .channelInvite: "channel.invite"
+    case .channelJoin: "channel.join"
+    case .channelLeave: "channel.leave"
+    case .channelUpdate: "channel.update"
+    case .messageSend: "message.send"
+    case .messageHistory: "message.history"
+    }
+}
+
+private func checkCommand(_ command: Command, fields: JSONObject) {
+    switch command {
+    case .userList(let ids, let key, let values, let limit, _):
+        check((ids?.count ?? 0) <= 250 && (key == nil) == (values == nil) && (1...100).contains(limit), "user.list \(command)")
+    case .userBlock(let ids), .userUnblock(let ids):
+        check((1...100).contains(ids.count), "block list of \(ids.count)")
+    case .userBlockedList(_, let limit, _, _, _), .channelList(let limit, _):
+        check((1...100).contains(limit), "limit \(limit)")
+    case .channelInvite(_, let ids):
+        check((1...100).contains(ids.count), "invite of \(ids.count)")
+    case .messageHistory(_, let before, let after, let limit):
+        check(before == nil || after == nil, "beforeSeq and afterSeq")
+        check((1...100).contains(limit), "limit \(limit)")
+    case .messageSend(_, let text, let dataJSON, _):
+        check(!text.isEmpty, "empty text")
+        switch (fields["data"], dataJSON) {
+        case (nil, nil), (.null?, nil): break
+        case (.object(let data)?, let json?):
+            check(parse(Array(json.utf8)) == .success(.object(data)), "dataJSON \(json) does not parse back to data")
+        default:
+            check(false, "data \(String(describing: fields["data"])) became \(String(describing: dataJSON))")
+        }
+    default:
+        break
+    }
+}
+
+/// The reply a client gets parses and carries its id back.
+private func checkReply(_ reply: [UInt8], id: JSONValue) -> JSONObject {
+    guard case .success(.object(let object)) = parse(reply) else { fatalError("reply is not a JSON object") }
+    check(object["id"] == id, "reply id \(String(describing: object["id"])), request id \(id)")
+    return object
+}
+
+private func checkDecoder(_ input: UnsafeRawBufferPointer, parsed: JSONValue?) {
+    let result = RequestDecoder.decode(input)
+    guard case .object(let object)? = parsed else {
+        guard case .failure(let failure) = result else { fatalError("decoded a request from a non-object") }
+        check(failure.id == .null && failure.error.code == .badRequest, "non-object gives \(failure)")
+        _ = checkReply(WireEncoding.error(id: failure.id, failure.error), id: .null)
+        return
+    }
+    var id = object["id"] ?? .null
+    switch id {
+    case .number, .string, .null: break
+    default: id = .null
+    }
+    // Only the document counts, not how it was spelt.
+    check(RequestDecoder.decode(written(.object(object))) == result, "the re-written request decodes differently")
+    switch result {
+    case .failure(let failure):
+        check(failure.id == id, "failure id \(failure.id), request id \(id)")
+        let reply = checkReply(WireEncoding.error(id: failure.id, failure.error), id: id)
+        let error = reply["error"]?.objectValue
+        check(error?["code"] == .string(failure.error.code.rawValue) && error?["message"] == .string(failure.error.message),
+              "error reply does not carry the error")
+    case .success(let request):
+        check(request.id == id, "request id \(request.id), document id \(id)")
+        check(object["type"] == .string(typeName(request.command)), "type \(String(describing: object["type"])) decoded as \(request.command)")
+        let fields: JSONObject
+        if case .object(let params)? = object["params"] { fields = params } else { fields = object }
+        checkCommand(request.command, fields: fields)
+        let ok = checkReply(WireEncoding.ok(id: request.id) { $0.null() }, id: id)
+        check(ok["type"] == .string("ok"), "ok reply type")
+        if case .messageSend(let channel, let text, let dataJSON, let clientID) = request.command {
+            let message = Message(id: "m", channelID: channel, seq: 1, senderID: "u", text: text, dataJSON: dataJSON,
+                                  clientMessageID: clientID, createdAt: 0)
+            var writer = JSONWriter()
+            WireEncoding.write(message, to: &writer)
+            guard case .success(.object(let sent)) = parse(writer.bytes) else { fatalError("written message does not parse") }
+            check(sent["text"] == .string(text) && sent["channelId"] == .string(channel), "message text/channel")
+            check(sent["data"] == (fields["data"].flatMap { $0 == .null ? nil : $0 } ?? .null), "message data")
+        }
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = UnsafeRawBufferPointer(start: data, count: size)
+    let parsed = checkParser(input)
+    checkDecoder(input, parsed: parsed)
+    return 0
+}
