@@ -27,7 +27,8 @@ public enum Command: Sendable, Equatable {
     case channelLeave(ChannelID)
     case channelUpdate(ChannelID, name: String?, pushFromBlockedUsers: Bool?)
     case messageSend(ChannelID, text: String, dataJSON: String?, clientMessageID: String?)
-    case messageHistory(ChannelID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int)
+    /// `cursor`, a `next` of an earlier page, stands for `beforeSeq` or `afterSeq`.
+    case messageHistory(ChannelID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, cursor: String? = nil)
 }
 
 /// A request that could not be decoded, with whatever `id` could be read.

@@ -108,7 +108,12 @@ public enum RequestDecoder {
             let before = try f.int("beforeSeq")
             let after = try f.int("afterSeq")
             if before != nil && after != nil { throw ChatError(.badRequest, "give beforeSeq or afterSeq, not both") }
-            return .messageHistory(try f.requiredString("channelId"), beforeSeq: before, afterSeq: after, limit: try f.limit())
+            let cursor = try f.string("cursor")
+            if cursor != nil && (before != nil || after != nil) {
+                throw ChatError(.badRequest, "give a cursor or beforeSeq/afterSeq, not both")
+            }
+            return .messageHistory(try f.requiredString("channelId"), beforeSeq: before, afterSeq: after, limit: try f.limit(),
+                                   cursor: cursor)
         default:
             throw ChatError(.unknownType, "unknown request type \(type)")
         }

@@ -41,7 +41,7 @@ struct MessageRequestTests {
             sent.append(message)
         }
         let history = try bob.ok("message.history", ["channelId": id])
-        #expect(Set(history.keys) == ["messages"])
+        #expect(Set(history.keys) == ["messages", "next"])
         let messages = try #require(history["messages"] as? [[String: Any]])
         #expect(messages.texts == ["first", "second ✓", "third"])
         #expect(messages.seqs == [1, 2, 3])

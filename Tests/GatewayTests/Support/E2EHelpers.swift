@@ -136,16 +136,14 @@ extension ChatClient {
         return takeBufferedEvents(name)
     }
 
-    /// The whole history of a channel, paged with `afterSeq`.
+    /// The whole history of a channel, from `afterSeq` 0 then each page's `next`.
     func fullHistory(_ channelID: String, pageSize: Int = 100) throws -> [[String: Any]] {
         var all: [[String: Any]] = []
-        var after = 0
+        var page = try ok("message.history", ["channelId": channelID, "afterSeq": 0, "limit": pageSize])
         while true {
-            let page = try ok("message.history", ["channelId": channelID, "afterSeq": after, "limit": pageSize])
-            let messages = page["messages"] as? [[String: Any]] ?? []
-            if messages.isEmpty { return all }
-            all += messages
-            after = messages.last?["seq"] as? Int ?? after
+            all += page["messages"] as? [[String: Any]] ?? []
+            guard let next = page["next"] as? String else { return all }
+            page = try ok("message.history", ["channelId": channelID, "cursor": next, "limit": pageSize])
         }
     }
 }
