@@ -9,9 +9,15 @@ public protocol ConnectionHandler: AnyObject {
     func connectionTick(_ connection: SocketConnection, tick: UInt64)
     /// The connection is gone; the last call the handler receives.
     func connectionDidClose(_ connection: SocketConnection)
+    /// The peer is too slow for the connection's `OutputBound`: close it (once).
+    func connectionIsSlow(_ connection: SocketConnection)
+    /// Everything queued was written, and the handler asked to hear it (`notifiesWhenDrained`).
+    func connectionDidDrain(_ connection: SocketConnection)
 }
 
 extension ConnectionHandler {
     public func connectionDidConnect(_ connection: SocketConnection) {}
     public func connectionTick(_ connection: SocketConnection, tick: UInt64) {}
+    public func connectionIsSlow(_ connection: SocketConnection) { connection.closeNow() }
+    public func connectionDidDrain(_ connection: SocketConnection) {}
 }

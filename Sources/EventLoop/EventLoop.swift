@@ -108,15 +108,29 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: readiness
 
-    /// What a connection wants to hear about: readable always, writable while its socket pushes back.
+    /// What a connection wants to hear about: readable unless it paused reading, writable
+    /// while its socket pushes back. Errors and hang-ups are reported whatever the interest.
     enum Interest {
         case read
         case readWrite
+        case write
+        case none
+
+        init(reading: Bool, writing: Bool) {
+            switch (reading, writing) {
+            case (true, false): self = .read
+            case (true, true): self = .readWrite
+            case (false, true): self = .write
+            case (false, false): self = .none
+            }
+        }
 
         var events: UInt32 {
             switch self {
             case .read: CEPOLL_IN
             case .readWrite: CEPOLL_IN | CEPOLL_OUT
+            case .write: CEPOLL_OUT
+            case .none: 0
             }
         }
     }

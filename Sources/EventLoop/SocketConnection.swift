@@ -6,8 +6,9 @@ import Glibc
 #endif
 
 /// One TCP connection (optionally TLS) owned by an event loop: its socket in the
-/// loop's epoll set (watched for writable only while it pushes back) and a
-/// write queue flushed once per loop turn with `writev`.
+/// loop's epoll set (watched for writable only while it pushes back, for readable
+/// unless reading is paused), a write queue flushed once per loop turn with `writev`,
+/// and the `OutputBound` that judges a peer too slow to keep.
 public final class SocketConnection: @unchecked Sendable {
     public enum State: Sendable, Equatable {
         case connecting
@@ -29,9 +30,15 @@ public final class SocketConnection: @unchecked Sendable {
     /// A client connect not finished after this many sweeps (seconds) is given up.
     public var connectTimeoutTicks: UInt64 = 10
     public var closeTimeoutTicks: UInt64 = 5
+    /// How much unsent output the peer may leave, and for how long (every writer counts:
+    /// HTTP replies, WebSocket frames, pongs, close frames).
+    public var outputBound = OutputBound.unbounded
+    /// Whether `connectionDidDrain` is called when the queue empties.
+    public var notifiesWhenDrained = false
 
     private let fd: Int32
     private var watchingWritable = false
+    private var readingPaused = false
     private var queue = WriteQueue()
     private var plaintext = WriteQueue()
     private var tls: TLSSession?
@@ -94,13 +101,31 @@ public final class SocketConnection: @unchecked Sendable {
     private func watchWritable() {
         guard !watchingWritable, state != .closed else { return }
         watchingWritable = true
-        loop.change(fd: fd, of: self, to: .readWrite)
+        updateInterest()
     }
 
     private func stopWatchingWritable() {
         guard watchingWritable, state != .closed else { return }
         watchingWritable = false
-        loop.change(fd: fd, of: self, to: .read)
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        loop.change(fd: fd, of: self, to: EventLoop.Interest(reading: !readingPaused, writing: watchingWritable))
+    }
+
+    /// Stops reading from the socket (the peer's bytes wait in the kernel, which in time
+    /// stops the peer): a handler that cannot take more input until its output drains.
+    public func pauseReading() {
+        guard !readingPaused, state != .closed, state != .connecting else { return }
+        readingPaused = true
+        updateInterest()
+    }
+
+    public func resumeReading() {
+        guard readingPaused, state != .closed else { return }
+        readingPaused = false
+        updateInterest()
     }
 
     /// One epoll event for this socket (level-triggered: what is left unread reports again).
@@ -112,7 +137,7 @@ public final class SocketConnection: @unchecked Sendable {
             if failed || events & CEPOLL_OUT != 0 { writable() }
             guard state != .connecting else { return }
         }
-        if state != .closed && (failed || events & CEPOLL_IN != 0) { readAvailable() }
+        if state != .closed && (failed || (events & CEPOLL_IN != 0 && !readingPaused)) { readAvailable() }
         if state != .closed && watchingWritable && events & CEPOLL_OUT != 0 { writable() }
     }
 
@@ -174,6 +199,9 @@ public final class SocketConnection: @unchecked Sendable {
             queue.append(bytes)
         }
         scheduleFlushIfNeeded()
+        if outputBound.queued(unsent: queuedByteCount, pushingBack: watchingWritable) {
+            handler?.connectionIsSlow(self)
+        }
     }
 
     private func scheduleFlushIfNeeded() {
@@ -202,9 +230,12 @@ public final class SocketConnection: @unchecked Sendable {
         }
         switch queue.flush(to: fd) {
         case .drained:
+            outputBound.drained()
             if watchingWritable { stopWatchingWritable() }
             if state == .closing && plaintext.isEmpty { finishClosing() }
+            if notifiesWhenDrained && state == .open && plaintext.isEmpty { handler?.connectionDidDrain(self) }
         case .wouldBlock:
+            outputBound.kernelRefused(unsent: queuedByteCount, tick: loop.tick)
             watchWritable()
         case .failed:
             closeNow()
@@ -276,6 +307,9 @@ public final class SocketConnection: @unchecked Sendable {
     }
 
     func sweep(tick: UInt64) {
+        if state == .open && outputBound.sweep(tick: tick) {
+            handler?.connectionIsSlow(self)
+        }
         if state == .closing && tick >= stateSinceTick + closeTimeoutTicks {
             closeNow()
         } else if state == .connecting && tick >= stateSinceTick + connectTimeoutTicks {

@@ -85,6 +85,7 @@ public final class GatewayServer: @unchecked Sendable {
             let handler = HTTPConnectionHandler(context: context, tick: loop.tick)
             let connection = SocketConnection.accepted(fd: fd, loop: loop, tls: tls, handler: handler)
             connection?.closeTimeoutTicks = settings.timeouts.close
+            connection?.outputBound = settings.outputBound
         }
         listener.start()
         self.listener = listener
@@ -172,8 +173,10 @@ extension ChatSettings {
             revealBlockedBy: configuration.blocking.revealBlockedBy,
             excludeFromInvitations: configuration.blocking.excludeFromInvitations,
             maxTextLength: configuration.limits.maxTextLength,
-            maxQueuedOutputBytes: configuration.limits.maxQueuedOutputBytes,
             maxConnectionsPerUser: configuration.limits.maxConnectionsPerUser,
+            connectionRequestsPerSecond: configuration.limits.connectionRequestsPerSecond,
+            connectionRequestBurst: configuration.limits.connectionRequestBurst,
+            maxRequestsInFlight: configuration.limits.maxRequestsInFlight,
             userMessagesPerSecond: configuration.limits.userMessagesPerSecond,
             userMessageBurst: configuration.limits.userMessageBurst,
             openChannelMessagesPerSecond: configuration.limits.openChannelMessagesPerSecond,

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import Logging
+import EventLoop
 import Testing
 @testable import Gateway
 #if canImport(Glibc)
@@ -134,8 +135,8 @@ struct OperationsTests {
         bob.connection.dropConnection()
 
         // Gateway two: a slow consumer.
-        let second = try await TestGateway.chat(logger: capture.logger()) { _, chat in
-            chat.service.maxQueuedOutputBytes = 64 * 1024
+        let second = try await TestGateway.chat(logger: capture.logger()) { transport, _ in
+            transport.outputBound = OutputBound(maxUnsentBytes: 64 * 1024, windowTicks: 1)
         }
         let sender = try await second.connect("sender")
         let stalled = try await second.connect("stalled", receiveBufferBytes: 4096)

@@ -13,8 +13,11 @@ final class ChatService: @unchecked Sendable {
         var revealBlockedBy = false
         var excludeFromInvitations = false
         var maxTextLength = 5000
-        var maxQueuedOutputBytes = 4 * 1024 * 1024
         var maxConnectionsPerUser = 30
+        /// Each connection's `RequestBudget`.
+        var connectionRequestsPerSecond = 50
+        var connectionRequestBurst = 100
+        var maxRequestsInFlight = 64
         /// Per user across its connections; 0 turns the limit off.
         var userMessagesPerSecond = 5
         var userMessageBurst = 5
@@ -34,7 +37,6 @@ final class ChatService: @unchecked Sendable {
     let settings: Settings
     let logger: Logger
     let metrics: GatewayMetrics
-    var maxQueuedOutputBytes: Int { settings.maxQueuedOutputBytes }
 
     /// Core state, touched only on `queue`.
     var directory = ChatDirectory()
@@ -126,10 +128,10 @@ final class ChatService: @unchecked Sendable {
         }
     }
 
-    /// Replies to one session on its loop.
+    /// Replies to one session on its loop (the one reply of one of its requests).
     func reply(_ session: ChatSession, _ bytes: [UInt8]) {
         let box = UncheckedBox(session)
-        session.loop.execute { box.value.send(bytes) }
+        session.loop.execute { box.value.sendReply(bytes) }
     }
 
     func reply(_ session: ChatSession, id: JSONValue, error: ChatError) {
@@ -199,8 +201,9 @@ final class ChatService: @unchecked Sendable {
             try channelUpdate(id: id, session: session, channelID: channelID, name: name, push: push)
         case .messageSend(let channelID, let text, let data, let clientMessageID):
             try messageSend(id: id, session: session, channelID: channelID, text: text, dataJSON: data, clientMessageID: clientMessageID)
-        case .messageHistory(let channelID, let before, let after, let limit):
-            try messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit)
+        case .messageHistory(let channelID, let before, let after, let limit, let cursor):
+            try messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit,
+                               cursor: cursor)
         }
     }
 

@@ -22,6 +22,7 @@ final class ChatSession: WebSocketApplication {
     var blocked: Set<UserNumber> = []
     var blockedBy: Set<UserNumber> = []
     private var expiringSent = false
+    private var budget: RequestBudget
 
     init(userID: UserID, userNumber: UserNumber, device: String?, hideBlocked: Bool, expiresAt: Milliseconds,
          loop: EventLoop, service: ChatService) {
@@ -32,6 +33,9 @@ final class ChatSession: WebSocketApplication {
         self.expiresAt = expiresAt
         self.loop = loop
         self.service = service
+        budget = RequestBudget(ratePerSecond: service.settings.connectionRequestsPerSecond,
+                               burst: service.settings.connectionRequestBurst,
+                               maxInFlight: service.settings.maxRequestsInFlight)
     }
 
     var userForLogs: String? { userID }
@@ -43,7 +47,18 @@ final class ChatSession: WebSocketApplication {
     func webSocket(_ socket: WebSocketChannel, didReceiveText bytes: [UInt8]) {
         switch RequestDecoder.decode(bytes) {
         case .success(let request):
-            service.handle(request, from: self)
+            switch budget.admit(now: service.clock.monotonicNow()) {
+            case .admitted:
+                service.handle(request, from: self)
+            case .limited(let retryAfterMs):
+                service.metrics.requestsRefusedByRate.increment()
+                send(WireEncoding.error(id: request.id, ChatError(
+                    .rateLimited, "over this connection's request budget", retryAfterMs: retryAfterMs)))
+            case .tooManyInFlight:
+                service.metrics.requestsRefusedInFlight.increment()
+                send(WireEncoding.error(id: request.id, ChatError(
+                    .rateLimited, "\(budget.maxInFlight) requests of this connection are still in flight", retryAfterMs: 10)))
+            }
         case .failure(let failure):
             send(WireEncoding.error(id: failure.id, failure.error))
         }
@@ -78,29 +93,20 @@ final class ChatSession: WebSocketApplication {
     }
 
     /// Writes a reply or a per-session event (call on the loop).
+    /// The socket's `OutputBound` closes a reader too slow for what it is sent (4000).
     func send(_ json: [UInt8]) {
-        guard let socket else { return }
-        socket.send(text: json)
-        closeIfSlow(socket)
+        socket?.send(text: json)
+    }
+
+    /// The answer to a request the budget admitted (call on the loop).
+    func sendReply(_ json: [UInt8]) {
+        budget.answered()
+        socket?.send(text: json)
     }
 
     /// Queues a shared event (call on the loop).
     func deliver(_ event: SharedEvent) {
-        guard let socket else { return }
-        socket.send(shared: event.payload, frame: event.frame, compressed: event.compressedFrame(windowBits:))
-        closeIfSlow(socket)
-    }
-
-    /// A connection whose unsent output passed the bound is closed as a slow
-    /// consumer (4000): it stops growing, and nobody else waits for it.
-    private func closeIfSlow(_ socket: WebSocketChannel) {
-        let queued = socket.socket.queuedByteCount
-        guard queued > service.maxQueuedOutputBytes, socket.isOpen else { return }
-        service.metrics.slowConsumerCloses.increment()
-        service.logger.warning("connection.slow_consumer", metadata: [
-            "conn": "\(socket.socket.id)", "user": "\(userID)", "queuedBytes": "\(queued)",
-        ])
-        socket.close(code: .slowConsumer, reason: "slow consumer")
+        socket?.send(shared: event.payload, frame: event.frame, compressed: event.compressedFrame(windowBits:))
     }
 
     /// Closes with `code` (deactivation, shutdown).

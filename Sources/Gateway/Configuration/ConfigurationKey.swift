@@ -57,6 +57,10 @@ extension ConfigurationKey {
     static let limitsMaxTextLength = ConfigurationKey("limits.maxTextLength", .integer)
     static let limitsMaxMessageBytes = ConfigurationKey("limits.maxMessageBytes", .integer)
     static let limitsMaxQueuedOutputBytes = ConfigurationKey("limits.maxQueuedOutputBytes", .integer)
+    static let limitsSlowConsumerSeconds = ConfigurationKey("limits.slowConsumerSeconds", .integer)
+    static let limitsConnectionRequestsPerSecond = ConfigurationKey("limits.connectionRequestsPerSecond", .integer)
+    static let limitsConnectionRequestBurst = ConfigurationKey("limits.connectionRequestBurst", .integer)
+    static let limitsMaxRequestsInFlight = ConfigurationKey("limits.maxRequestsInFlight", .integer)
     static let limitsHandshakeTimeoutSeconds = ConfigurationKey("limits.handshakeTimeoutSeconds", .integer)
     static let limitsIdleTimeoutSeconds = ConfigurationKey("limits.idleTimeoutSeconds", .integer)
     static let limitsPongTimeoutSeconds = ConfigurationKey("limits.pongTimeoutSeconds", .integer)
@@ -78,7 +82,9 @@ extension ConfigurationKey {
         .blockingMode, .blockingRevealBlockedBy, .blockingExcludeFromInvitations,
         .limitsUserMessagesPerSecond, .limitsUserMessageBurst, .limitsOpenChannelMessagesPerSecond,
         .limitsMaxConnectionsPerUser, .limitsMaxTextLength, .limitsMaxMessageBytes,
-        .limitsMaxQueuedOutputBytes, .limitsHandshakeTimeoutSeconds, .limitsIdleTimeoutSeconds,
+        .limitsMaxQueuedOutputBytes, .limitsSlowConsumerSeconds,
+        .limitsConnectionRequestsPerSecond, .limitsConnectionRequestBurst, .limitsMaxRequestsInFlight,
+        .limitsHandshakeTimeoutSeconds, .limitsIdleTimeoutSeconds,
         .limitsPongTimeoutSeconds, .limitsCloseTimeoutSeconds,
         .pushSink, .pushFile, .pushWebhookURL,
         .logLevel,

@@ -9,8 +9,15 @@ extension GatewayConfiguration {
         public var maxTextLength: Int
         /// Largest frame or reassembled message; larger closes with 1009.
         public var maxMessageBytes: Int
-        /// Unsent output beyond this closes the connection with 4000.
+        /// Output the kernel refused beyond this, for `slowConsumerSeconds`, closes the
+        /// connection with 4000 (at once past four times this).
         public var maxQueuedOutputBytes: Int
+        public var slowConsumerSeconds: Int
+        /// Requests of any type per connection; 0 turns the budget off.
+        public var connectionRequestsPerSecond: Int
+        public var connectionRequestBurst: Int
+        /// Requests per connection handed to the core and not yet answered.
+        public var maxRequestsInFlight: Int
         public var handshakeTimeoutSeconds: Int
         /// Silence after which the gateway sends a ping.
         public var idleTimeoutSeconds: Int
@@ -27,6 +34,10 @@ extension GatewayConfiguration {
             maxTextLength: Int = 5000,
             maxMessageBytes: Int = 65536,
             maxQueuedOutputBytes: Int = 4_194_304,
+            slowConsumerSeconds: Int = 3,
+            connectionRequestsPerSecond: Int = 50,
+            connectionRequestBurst: Int = 100,
+            maxRequestsInFlight: Int = 64,
             handshakeTimeoutSeconds: Int = 10,
             idleTimeoutSeconds: Int = 60,
             pongTimeoutSeconds: Int = 30,
@@ -39,6 +50,10 @@ extension GatewayConfiguration {
             self.maxTextLength = maxTextLength
             self.maxMessageBytes = maxMessageBytes
             self.maxQueuedOutputBytes = maxQueuedOutputBytes
+            self.slowConsumerSeconds = slowConsumerSeconds
+            self.connectionRequestsPerSecond = connectionRequestsPerSecond
+            self.connectionRequestBurst = connectionRequestBurst
+            self.maxRequestsInFlight = maxRequestsInFlight
             self.handshakeTimeoutSeconds = handshakeTimeoutSeconds
             self.idleTimeoutSeconds = idleTimeoutSeconds
             self.pongTimeoutSeconds = pongTimeoutSeconds
@@ -51,6 +66,7 @@ extension GatewayConfiguration.Limits {
     /// Rate limits that 0 turns off (for benchmarks and trusted backends).
     static let zeroTurnsOff: Set<String> = [
         ConfigurationKey.limitsUserMessagesPerSecond.path, ConfigurationKey.limitsOpenChannelMessagesPerSecond.path,
+        ConfigurationKey.limitsConnectionRequestsPerSecond.path,
     ]
 
     /// Each limit with its key, for reading and for the positivity check.
@@ -63,6 +79,10 @@ extension GatewayConfiguration.Limits {
             (.limitsMaxTextLength, \.maxTextLength),
             (.limitsMaxMessageBytes, \.maxMessageBytes),
             (.limitsMaxQueuedOutputBytes, \.maxQueuedOutputBytes),
+            (.limitsSlowConsumerSeconds, \.slowConsumerSeconds),
+            (.limitsConnectionRequestsPerSecond, \.connectionRequestsPerSecond),
+            (.limitsConnectionRequestBurst, \.connectionRequestBurst),
+            (.limitsMaxRequestsInFlight, \.maxRequestsInFlight),
             (.limitsHandshakeTimeoutSeconds, \.handshakeTimeoutSeconds),
             (.limitsIdleTimeoutSeconds, \.idleTimeoutSeconds),
             (.limitsPongTimeoutSeconds, \.pongTimeoutSeconds),

@@ -22,6 +22,9 @@ final class GatewayMetrics: Sendable {
     let deliveries: CoreMetrics.Counter
     let deliveriesSuppressedByBlocking: CoreMetrics.Counter
     let slowConsumerCloses: CoreMetrics.Counter
+    /// Requests answered ERR_RATE_LIMITED by their connection's budget, by reason (`rate`, `in_flight`).
+    let requestsRefusedByRate: CoreMetrics.Counter
+    let requestsRefusedInFlight: CoreMetrics.Counter
     let groupCommitBatchSize: CoreMetrics.Recorder
     let groupCommitLatency: CoreMetrics.Timer
     let fanOutLatency: CoreMetrics.Timer
@@ -54,6 +57,10 @@ final class GatewayMetrics: Sendable {
         deliveriesSuppressedByBlocking = CoreMetrics.Counter(label: "chat_deliveries_suppressed_total", dimensions: [("reason", "blocked")],
                                                  factory: factory)
         slowConsumerCloses = CoreMetrics.Counter(label: "chat_slow_consumer_closes_total", factory: factory)
+        requestsRefusedByRate = CoreMetrics.Counter(label: "chat_requests_refused_total", dimensions: [("reason", "rate")],
+                                                    factory: factory)
+        requestsRefusedInFlight = CoreMetrics.Counter(label: "chat_requests_refused_total", dimensions: [("reason", "in_flight")],
+                                                      factory: factory)
         groupCommitBatchSize = CoreMetrics.Recorder(label: "chat_group_commit_batch_size", factory: factory)
         groupCommitLatency = CoreMetrics.Timer(label: "chat_group_commit_duration_seconds", factory: factory)
         fanOutLatency = CoreMetrics.Timer(label: "chat_fanout_duration_seconds", factory: factory)

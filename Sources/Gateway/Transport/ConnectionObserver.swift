@@ -25,6 +25,14 @@ struct ConnectionObserver: Sendable {
         metrics.connections(tls: connection.isTLS).decrement()
     }
 
+    /// The peer left more output unsent than its bound allows (`OutputBound`): closed, 4000 on a WebSocket.
+    func slowConsumer(_ connection: SocketConnection, queuedBytes: Int, user: String?) {
+        var metadata: Logger.Metadata = ["conn": "\(connection.id)", "queuedBytes": "\(queuedBytes)"]
+        if let user { metadata["user"] = "\(user)" }
+        logger.warning("connection.slow_consumer", metadata: metadata)
+        metrics.slowConsumerCloses.increment()
+    }
+
     func handshakeRejected(_ connection: SocketConnection, status: Int, reason: String) {
         logger.info("handshake.rejected", metadata: [
             "conn": "\(connection.id)", "status": "\(status)", "reason": "\(reason)",

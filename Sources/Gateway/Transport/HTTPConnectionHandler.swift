@@ -5,7 +5,9 @@ import WebSocket
 /// then on feeds the WebSocket channel. An HTTP/1.1 request that is not an
 /// upgrade and does not ask `Connection: close` keeps the connection for the
 /// next one (an app backend calling the admin API pays one TLS handshake, not
-/// one per call); pipelined requests are answered in order.
+/// one per call); pipelined requests are answered in order, and only while the
+/// client reads its answers: past `pipelinedOutputLimit` unsent bytes the
+/// connection stops reading until its output drains.
 final class HTTPConnectionHandler: ConnectionHandler {
     /// What every connection of a server shares, held once rather than copied into each.
     final class Context: Sendable {
@@ -37,7 +39,11 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private var answered = 0
     /// Bytes that followed an answered request (pipelining), parsed once it is answered.
     private var pipelined: [UInt8] = []
+    /// Reading is paused until the answers already queued are written.
+    private var awaitingDrain = false
     private let context: Context
+    /// Unsent answer bytes past which pipelined requests wait for the client to read.
+    static let pipelinedOutputLimit = 64 * 1024
     private var router: HTTPRouter { context.router }
     private var settings: TransportSettings { context.settings }
     private var observer: ConnectionObserver { context.observer }
@@ -48,17 +54,54 @@ final class HTTPConnectionHandler: ConnectionHandler {
     }
 
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
+        if awaitingDrain || (!pipelined.isEmpty && isParsingRequests) {
+            // Behind requests not parsed yet (a hang-up reports readable even while paused).
+            pipelined += bytes
+            return
+        }
         receive(bytes, on: connection)
         parsePipelined(on: connection)
     }
 
+    private var isParsingRequests: Bool {
+        if case .request = phase { return true }
+        return false
+    }
+
     /// Requests that arrived behind one just answered, one at a time (a loop, not
-    /// recursion, however many a client packs into one read).
+    /// recursion, however many a client packs into one read), while the client reads
+    /// the answers.
     private func parsePipelined(on connection: SocketConnection) {
-        while !pipelined.isEmpty, case .request = phase {
+        while !pipelined.isEmpty, isParsingRequests {
+            if connection.queuedByteCount > Self.pipelinedOutputLimit {
+                awaitingDrain = true
+                connection.notifiesWhenDrained = true
+                connection.pauseReading()
+                return
+            }
             let bytes = pipelined
             pipelined = []
             bytes.withUnsafeBytes { receive($0, on: connection) }
+        }
+    }
+
+    func connectionDidDrain(_ connection: SocketConnection) {
+        guard awaitingDrain else { return }
+        awaitingDrain = false
+        connection.notifiesWhenDrained = false
+        connection.resumeReading()
+        parsePipelined(on: connection)
+    }
+
+    func connectionIsSlow(_ connection: SocketConnection) {
+        switch phase {
+        case .webSocket(let channel):
+            observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: channel.application.userForLogs)
+            channel.close(code: .slowConsumer, reason: "slow consumer")
+        default:
+            observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: nil)
+            phase = .done
+            connection.closeNow()
         }
     }
 
@@ -83,9 +126,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
             break
         case .deciding(let request, let leftover):
             // A client that pipelines frames before its 101 arrives: keep them, within reason.
-            guard leftover.count + bytes.count <= settings.maxMessageBytes + 14 else {
-                phase = .done
-                connection.closeNow()
+            guard leftover.count + bytes.count <= Self.maxBytesBeforeUpgrade(settings) else {
+                abandon(connection)
                 return
             }
             phase = .deciding(request, leftover: leftover + Array(bytes))
@@ -101,6 +143,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func apply(_ decision: HTTPRouter.Decision, request: HTTPRequest, leftover: [UInt8], on connection: SocketConnection) {
         switch decision {
         case .deferred(let start):
+            guard leftover.count <= Self.maxBytesBeforeUpgrade(settings) else {
+                abandon(connection)
+                return
+            }
             phase = .deciding(request, leftover: leftover)
             let handler = UncheckedBox(self)
             let socket = UncheckedBox(connection)
@@ -153,6 +199,19 @@ final class HTTPConnectionHandler: ConnectionHandler {
         default:
             break
         }
+    }
+
+    /// One frame of the largest message, with its header: what a client may send behind its
+    /// upgrade request before the 101.
+    private static func maxBytesBeforeUpgrade(_ settings: TransportSettings) -> Int {
+        settings.maxMessageBytes + 14
+    }
+
+    /// Drops a connection whose request is being decided; the decision, when it comes,
+    /// releases what it reserved (an accepted session is abandoned, not left open).
+    private func abandon(_ connection: SocketConnection) {
+        phase = .abandoned
+        connection.closeNow()
     }
 
     private func respond(_ response: HTTPResponse, keepAlive: Bool, on connection: SocketConnection) {
@@ -220,7 +279,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             channel.application.webSocketDidClose(channel)
             observer.webSocketClosed(connection, code: channel.closeCode, user: channel.application.userForLogs)
             phase = .done
-        case .deciding:
+        case .deciding, .abandoned:
             phase = .abandoned
         default:
             phase = .done

@@ -1,3 +1,5 @@
+import EventLoop
+
 extension TransportSettings {
     init(_ configuration: GatewayConfiguration) {
         host = configuration.server.host
@@ -6,6 +8,8 @@ extension TransportSettings {
         certificateFile = configuration.tls.certificateFile
         privateKeyFile = configuration.tls.privateKeyFile
         maxMessageBytes = configuration.limits.maxMessageBytes
+        outputBound = OutputBound(maxUnsentBytes: configuration.limits.maxQueuedOutputBytes,
+                                  windowTicks: UInt64(configuration.limits.slowConsumerSeconds))
         timeouts = Timeouts(
             handshake: UInt64(configuration.limits.handshakeTimeoutSeconds),
             idle: UInt64(configuration.limits.idleTimeoutSeconds),

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// What the transport needs from the configuration.
 struct TransportSettings: Sendable {
     struct Timeouts: Sendable {
@@ -17,6 +19,8 @@ struct TransportSettings: Sendable {
     var certificateFile: String?
     var privateKeyFile: String?
     var maxMessageBytes = 65536
+    /// `limits.maxQueuedOutputBytes` and `limits.slowConsumerSeconds`, for every accepted connection.
+    var outputBound = OutputBound()
     var timeouts = Timeouts()
     var echoEnabled = false
 }

@@ -32,6 +32,8 @@ final class TestGateway {
         // Message rates are off unless a test is about them (ThrottleTests turn them on).
         chat.service.userMessagesPerSecond = 0
         chat.service.openChannelMessagesPerSecond = 0
+        // So is the per-connection request budget (RequestBudgetTests turn it on).
+        chat.service.connectionRequestsPerSecond = 0
         configure(&settings, &chat)
         let clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
         let server = try await GatewayServer.make(settings: settings, chat: chat, logger: logger, clock: clock)
