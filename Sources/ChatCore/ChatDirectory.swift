@@ -3,6 +3,8 @@
 /// gateway owns one and persists what changes.
 public struct ChatDirectory: Sendable {
     public private(set) var users: [UserID: User] = [:]
+    /// Every user id in ascending order: `user.list` pages through it without sorting per request.
+    private var sortedUserIDs: [UserID] = []
     public private(set) var channels: [ChannelID: Channel] = [:]
     public var blocks = BlockGraph()
     private var userChannels: [UserID: Set<ChannelID>] = [:]
@@ -24,6 +26,7 @@ public struct ChatDirectory: Sendable {
     public mutating func load(users: [User], channels: [Channel], lastMessages: [Message],
                               lastVisible: [(viewer: UserID, message: Message)], blocks: [(blocker: UserID, blocked: UserID)]) {
         for user in users { self.users[user.id] = user }
+        sortedUserIDs = self.users.keys.sorted()
         for channel in channels { insert(channel) }
         for message in lastMessages { lastMessage[message.channelID] = message }
         for message in lastMessages {
@@ -85,26 +88,56 @@ public struct ChatDirectory: Sendable {
     }
 
     public mutating func upsert(_ user: User) {
-        users[user.id] = user
+        if users.updateValue(user, forKey: user.id) == nil {
+            sortedUserIDs.insert(user.id, at: Self.firstIndex(after: user.id, in: sortedUserIDs, orEqual: true))
+        }
     }
 
-    /// Users sorted by id, after `afterID`, filtered; `next` is the last id when more follow.
+    /// The first index whose id is greater than `id` (or not less, with `orEqual`): binary search.
+    private static func firstIndex(after id: UserID, in ids: [UserID], orEqual: Bool) -> Int {
+        var low = 0
+        var high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id || (!orEqual && ids[middle] == id) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// How many users one `user.list` page may look at when a metadata filter skips most of them.
+    public static let maxScannedUsers = 10_000
+
+    /// Users sorted by id, after `afterID`, filtered; `next` is the id to continue after when
+    /// more may follow. Without `ids` it walks the sorted index from `afterID`, at most
+    /// `maxScannedUsers` of them per page, so a filter that matches few users costs a bounded
+    /// amount per request (the page may then be short, with `next` set).
     public func listUsers(ids: [UserID]?, metadataKey: String?, metadataValues: [String]?, limit: Int,
                           afterID: UserID?) -> (users: [User], next: UserID?) {
-        var candidates: [User]
+        let wanted = metadataValues.map(Set.init)
+        func matches(_ user: User) -> Bool {
+            guard let metadataKey, let wanted else { return true }
+            return user.metadata[metadataKey].map(wanted.contains) ?? false
+        }
         if let ids {
-            candidates = Set(ids).compactMap { users[$0] }
-        } else {
-            candidates = Array(users.values)
+            var candidates = Set(ids).compactMap { users[$0] }.filter(matches)
+            candidates.sort { $0.id < $1.id }
+            if let afterID { candidates = candidates.filter { $0.id > afterID } }
+            let page = Array(candidates.prefix(limit))
+            return (page, candidates.count > limit ? page.last?.id : nil)
         }
-        if let metadataKey, let metadataValues {
-            let wanted = Set(metadataValues)
-            candidates = candidates.filter { $0.metadata[metadataKey].map(wanted.contains) ?? false }
+        var page: [User] = []
+        var index = afterID.map { Self.firstIndex(after: $0, in: sortedUserIDs, orEqual: false) } ?? 0
+        var scanned = 0
+        while index < sortedUserIDs.count {
+            if scanned == Self.maxScannedUsers { return (page, sortedUserIDs[index - 1]) }
+            let id = sortedUserIDs[index]
+            index += 1
+            scanned += 1
+            guard let user = users[id], matches(user) else { continue }
+            if page.count == limit { return (page, page.last?.id) }
+            page.append(user)
         }
-        candidates.sort { $0.id < $1.id }
-        if let afterID { candidates = candidates.filter { $0.id > afterID } }
-        let page = Array(candidates.prefix(limit))
-        return (page, candidates.count > limit ? page.last?.id : nil)
+        return (page, nil)
     }
 
     // MARK: channels

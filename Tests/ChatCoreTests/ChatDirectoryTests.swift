@@ -468,6 +468,31 @@ struct ChatDirectoryTests {
         #expect(paged.next == "c")
     }
 
+    @Test("listUsers keeps a sorted index (loaded and upserted users) and looks at most maxScannedUsers per page")
+    func listUsersScanIsBounded() {
+        var d = ChatDirectory()
+        func id(_ n: Int) -> UserID { "u" + String(repeating: "0", count: 5 - String(n).count) + String(n) }
+        let loaded = (0..<12_000).map { User(id: id($0 * 2), createdAt: 0) }
+        d.load(users: loaded.shuffled(), channels: [], lastMessages: [], lastVisible: [], blocks: [])
+        // Upserted later, between loaded ids; the only one with the metadata asked for.
+        d.upsert(User(id: "u23997", metadata: ["team": "rare"], createdAt: 0))
+        d.upsert(User(id: "u00001", createdAt: 0))
+        let firstTwo = d.listUsers(ids: nil, metadataKey: nil, metadataValues: nil, limit: 3, afterID: nil)
+        #expect(firstTwo.users.map(\.id) == ["u00000", "u00001", "u00002"])
+
+        var found: [UserID] = []
+        var after: UserID?
+        var pages = 0
+        repeat {
+            let page = d.listUsers(ids: nil, metadataKey: "team", metadataValues: ["rare"], limit: 10, afterID: after)
+            found += page.users.map(\.id)
+            after = page.next
+            pages += 1
+        } while after != nil && pages < 10
+        #expect(found == ["u23997"])
+        #expect(pages == 2, "12,002 users at most 10,000 per page")
+    }
+
     // MARK: BlockGraph
 
     @Test("BlockGraph indexes both directions and forgets empty sets")
