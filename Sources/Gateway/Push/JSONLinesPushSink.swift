@@ -3,7 +3,9 @@ import Dispatch
 import Glibc
 #endif
 
-/// Appends each push event as one JSON line to a file, on its own queue.
+/// Appends each push event as one JSON line to a file, on its own queue. The lines hold
+/// message text, so the file is readable by the gateway's user only (0600, also when it
+/// existed with wider permissions).
 final class JSONLinesPushSink: PushSink, @unchecked Sendable {
     private let queue = DispatchQueue(label: "chat-gateway.push.file")
     private let fd: Int32
@@ -11,8 +13,13 @@ final class JSONLinesPushSink: PushSink, @unchecked Sendable {
 
     init(path: String, metrics: GatewayMetrics? = nil) throws(PushSinkError) {
         self.metrics = metrics
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw PushSinkError("cannot open push file \(path): errno \(errno)") }
+        guard fchmod(fd, 0o600) == 0 else {
+            let error = errno
+            close(fd)
+            throw PushSinkError("cannot restrict push file \(path) to its owner: errno \(error)")
+        }
     }
 
     deinit { close(fd) }

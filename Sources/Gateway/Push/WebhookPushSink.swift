@@ -20,6 +20,8 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
     /// The batch being posted, out of `pending` so drops never touch it; put back in front on failure.
     private var inFlight: [PushEvent]?
     private var backoff: Double = 0
+    /// A failed post's retry is scheduled: new events wait for it instead of posting at once.
+    private var backingOff = false
     private var dropped = 0
 
     init(url: URL, capacity: Int = 10_000, logger: Logger, metrics: GatewayMetrics? = nil) {
@@ -49,7 +51,7 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
 
     /// On `queue`.
     private func sendNext() {
-        guard inFlight == nil, !pending.isEmpty else { return }
+        guard inFlight == nil, !backingOff, !pending.isEmpty else { return }
         let batch = Array(pending.prefix(500))
         pending.removeFirst(batch.count)
         inFlight = batch
@@ -76,7 +78,11 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
                     pending.insert(contentsOf: batch, at: 0)
                     backoff = min(max(backoff * 2, 0.5), 30)
                     logger.warning("push.webhook_failed", metadata: ["status": "\(status)", "retryInSeconds": "\(backoff)"])
-                    queue.asyncAfter(deadline: .now() + backoff) { [self] in sendNext() }
+                    backingOff = true
+                    queue.asyncAfter(deadline: .now() + backoff) { [self] in
+                        backingOff = false
+                        sendNext()
+                    }
                 }
             }
         }.resume()
