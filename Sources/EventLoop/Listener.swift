@@ -5,13 +5,24 @@ import Glibc
 
 /// Accepts connections on its own queue and hands each socket to the next
 /// event loop, where `onAccept` runs.
+///
+/// Out of descriptors (EMFILE, ENFILE) or kernel memory, `accept` fails while the
+/// connection stays in the backlog, so the level-triggered source would fire again at
+/// once and spin a core: the listener stops watching for `retryDelay` instead, and the
+/// waiting clients are accepted once descriptors are free again.
 public final class Listener: @unchecked Sendable {
+    /// How long accepting pauses after the process ran out of descriptors or memory.
+    public static let retryDelay: DispatchTimeInterval = .milliseconds(100)
+
     public let port: Int
     private let fd: Int32
     private let queue = DispatchQueue(label: "chat-gateway.listener")
     private var source: DispatchSourceRead?
     private let group: EventLoopGroup
     private let onAccept: @Sendable (Int32, EventLoop) -> Void
+    private var paused = false
+    /// Called on the listener's queue each time accepting pauses, with the errno.
+    public var onAcceptPaused: (@Sendable (Int32) -> Void)?
 
     /// Binds host:port (port 0 picks a free one; `port` tells which).
     public init(
@@ -38,8 +49,23 @@ public final class Listener: @unchecked Sendable {
     /// Stops accepting and closes the listening socket.
     public func stop() {
         queue.sync {
+            if paused { source?.resume() }
+            paused = false
             source?.cancel()
             source = nil
+        }
+    }
+
+    /// On `queue`: stops watching the socket for `retryDelay`.
+    private func pause(_ error: Int32) {
+        guard !paused, let source else { return }
+        paused = true
+        source.suspend()
+        onAcceptPaused?(error)
+        queue.asyncAfter(deadline: .now() + Self.retryDelay) { [weak self] in
+            guard let self, paused else { return }
+            paused = false
+            self.source?.resume()
         }
     }
 
@@ -47,8 +73,10 @@ public final class Listener: @unchecked Sendable {
         while true {
             let client = accept(fd, nil, nil)
             if client < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return  // EAGAIN, or out of descriptors: the source fires again when it can
+                let error = errno
+                if error == EINTR || error == ECONNABORTED { continue }
+                if error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM { pause(error) }
+                return  // EAGAIN: the source fires again when the next client arrives
             }
             Socket.setNonBlocking(client)
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)

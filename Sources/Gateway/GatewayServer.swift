@@ -4,6 +4,7 @@ import Foundation
 import EventLoop
 import Logging
 import Storage
+import Synchronization
 
 /// The running gateway: event loops, the listener, TLS when configured, and
 /// the chat core with its store.
@@ -86,6 +87,17 @@ public final class GatewayServer: @unchecked Sendable {
             let connection = SocketConnection.accepted(fd: fd, loop: loop, tls: tls, handler: handler)
             connection?.closeTimeoutTicks = settings.timeouts.close
             connection?.outputBound = settings.outputBound
+        }
+        let (logger, metrics) = (self.logger, self.metrics)
+        let lastLogged = Atomic<UInt64>(0)
+        listener.onAcceptPaused = { error in
+            metrics.acceptPauses.increment()
+            // One line per ten seconds of exhaustion, not one per pause.
+            let second = DispatchTime.now().uptimeNanoseconds / 1_000_000_000
+            if second >= lastLogged.load(ordering: .relaxed) + 10 {
+                lastLogged.store(second, ordering: .relaxed)
+                logger.warning("listener.accept_paused", metadata: ["errno": "\(error)", "retryMs": "100"])
+            }
         }
         listener.start()
         self.listener = listener

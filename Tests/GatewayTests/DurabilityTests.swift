@@ -49,12 +49,21 @@ struct DurabilityTests {
         let port: Int
         let logPath: String
 
-        init(dataDirectory: String, workingDirectory: String, environment overrides: [String: String] = [:]) throws {
+        /// `maxOpenFiles` runs it under that descriptor limit (`ulimit -n`).
+        init(dataDirectory: String, workingDirectory: String, environment overrides: [String: String] = [:],
+             maxOpenFiles: Int? = nil) throws {
             port = try DurabilityTests.freePort()
             logPath = workingDirectory + "/gateway-\(port).log"
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-            process.executableURL = try DurabilityTests.gatewayBinary()
-            process.arguments = ["serve"]
+            let binary = try DurabilityTests.gatewayBinary()
+            if let maxOpenFiles {
+                // The shell sets the limit, then becomes the gateway (same pid).
+                process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                process.arguments = ["-c", "ulimit -n \(maxOpenFiles) && exec \"$0\" serve", binary.path]
+            } else {
+                process.executableURL = binary
+                process.arguments = ["serve"]
+            }
             process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CHAT_GATEWAY_") }
             environment["CHAT_GATEWAY_SERVER_PORT"] = String(port)
@@ -63,6 +72,7 @@ struct DurabilityTests {
             // Concurrency is the point here, not throttling (§6).
             environment["CHAT_GATEWAY_LIMITS_USERMESSAGESPERSECOND"] = "100000"
             environment["CHAT_GATEWAY_LIMITS_USERMESSAGEBURST"] = "100000"
+            environment["CHAT_GATEWAY_LIMITS_CONNECTIONREQUESTSPERSECOND"] = "0"
             environment.merge(overrides) { $1 }
             process.environment = environment
             let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))

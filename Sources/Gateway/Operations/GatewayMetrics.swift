@@ -22,6 +22,8 @@ final class GatewayMetrics: Sendable {
     let deliveries: CoreMetrics.Counter
     let deliveriesSuppressedByBlocking: CoreMetrics.Counter
     let slowConsumerCloses: CoreMetrics.Counter
+    /// Times the listener stopped accepting for a moment: out of descriptors or kernel memory.
+    let acceptPauses: CoreMetrics.Counter
     /// Requests answered ERR_RATE_LIMITED by their connection's budget, by reason (`rate`, `in_flight`).
     let requestsRefusedByRate: CoreMetrics.Counter
     let requestsRefusedInFlight: CoreMetrics.Counter
@@ -57,6 +59,7 @@ final class GatewayMetrics: Sendable {
         deliveriesSuppressedByBlocking = CoreMetrics.Counter(label: "chat_deliveries_suppressed_total", dimensions: [("reason", "blocked")],
                                                  factory: factory)
         slowConsumerCloses = CoreMetrics.Counter(label: "chat_slow_consumer_closes_total", factory: factory)
+        acceptPauses = CoreMetrics.Counter(label: "chat_accept_pauses_total", factory: factory)
         requestsRefusedByRate = CoreMetrics.Counter(label: "chat_requests_refused_total", dimensions: [("reason", "rate")],
                                                     factory: factory)
         requestsRefusedInFlight = CoreMetrics.Counter(label: "chat_requests_refused_total", dimensions: [("reason", "in_flight")],
