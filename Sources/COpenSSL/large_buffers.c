@@ -15,6 +15,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,6 +34,7 @@ typedef struct slot_pool {
     uint32_t *released_free;  // free, pages handed back to the kernel
     uint32_t released_free_count;
     uint32_t in_use;
+    uint8_t *taken;  // one bit per slot: handed out and not yet given back
 } slot_pool;
 
 static slot_pool pools[] = {
@@ -72,18 +74,29 @@ static void *take_slot(slot_pool *pool) {
         return NULL;
     }
     pool->in_use++;
+    pool->taken[index / 8] |= (uint8_t)(1u << (index % 8));
     pthread_mutex_unlock(&pool->lock);
     return pool->region + (size_t)index * pool->slot_size;
 }
 
-static void give_back_slot(slot_pool *pool, void *p) {
-    uint32_t index = (uint32_t)(((uint8_t *)p - pool->region) / pool->slot_size);
+// 0, or COPENSSL_LARGE_FREE_NOT_A_SLOT / COPENSSL_LARGE_FREE_NOT_TAKEN (a double free):
+// a slot listed free twice would be handed to two owners at once, so nothing is freed.
+static int give_back_slot(slot_pool *pool, void *p) {
+    size_t offset = (size_t)((uint8_t *)p - pool->region);
+    if (offset % pool->slot_size != 0) return COPENSSL_LARGE_FREE_NOT_A_SLOT;
+    uint32_t index = (uint32_t)(offset / pool->slot_size);
+    uint8_t bit = (uint8_t)(1u << (index % 8));
     pthread_mutex_lock(&pool->lock);
+    if ((pool->taken[index / 8] & bit) == 0) {
+        pthread_mutex_unlock(&pool->lock);
+        return COPENSSL_LARGE_FREE_NOT_TAKEN;
+    }
+    pool->taken[index / 8] &= (uint8_t)~bit;
     pool->in_use--;
     if (pool->resident_free_count < RESIDENT_FREE_SLOTS) {
         pool->resident_free[pool->resident_free_count++] = index;
         pthread_mutex_unlock(&pool->lock);
-        return;
+        return 0;
     }
     pthread_mutex_unlock(&pool->lock);
     // Outside the lock: the slot belongs to nobody until it is listed.
@@ -91,6 +104,7 @@ static void give_back_slot(slot_pool *pool, void *p) {
     pthread_mutex_lock(&pool->lock);
     pool->released_free[pool->released_free_count++] = index;
     pthread_mutex_unlock(&pool->lock);
+    return 0;
 }
 
 void *copenssl_large_malloc(size_t size, const char *file, int line) {
@@ -103,12 +117,26 @@ void *copenssl_large_malloc(size_t size, const char *file, int line) {
     return malloc(size);
 }
 
-void copenssl_large_free(void *p, const char *file, int line) {
-    (void)file; (void)line;
-    if (p == NULL) return;
+static int free_checked(void *p) {
+    if (p == NULL) return 0;
     slot_pool *pool = pool_holding(p);
-    if (pool != NULL) give_back_slot(pool, p);
-    else free(p);
+    if (pool == NULL) {
+        free(p);
+        return 0;
+    }
+    return give_back_slot(pool, p);
+}
+
+// Like glibc's free, a double or invalid free stops the process rather than let two
+// owners share one buffer of key material.
+void copenssl_large_free(void *p, const char *file, int line) {
+    int status = free_checked(p);
+    if (status != 0) {
+        fprintf(stderr, "copenssl_large_free(): %s of %p (%s:%d)\n",
+                status == COPENSSL_LARGE_FREE_NOT_TAKEN ? "double free" : "free of a pointer inside a slot",
+                p, file != NULL ? file : "?", line);
+        abort();
+    }
 }
 
 void *copenssl_large_realloc(void *p, size_t size, const char *file, int line) {
@@ -119,6 +147,10 @@ void *copenssl_large_realloc(void *p, size_t size, const char *file, int line) {
     }
     slot_pool *from = pool_holding(p);
     if (from == NULL && pool_for_size(size) == NULL) return realloc(p, size);
+    if (from != NULL && (size_t)((uint8_t *)p - from->region) % from->slot_size != 0) {
+        copenssl_large_free(p, file, line);  // not a slot's start: aborts
+        return NULL;
+    }
     if (from != NULL && size >= from->smallest && size <= from->slot_size) return p;
     void *moved = copenssl_large_malloc(size, file, line);
     if (moved == NULL) return NULL;
@@ -129,6 +161,31 @@ void *copenssl_large_realloc(void *p, size_t size, const char *file, int line) {
 }
 
 int copenssl_large_buffer_is_pooled(const void *p) { return pool_holding(p) != NULL; }
+
+int copenssl_large_pool_double_free_check(void) {
+    // A private pool of four slots, so the check never frees a slot another thread owns.
+    slot_pool pool = {.smallest = 1, .slot_size = 4096, .slot_count = 4, .lock = PTHREAD_MUTEX_INITIALIZER};
+    uint32_t released[4];
+    uint8_t taken[1] = {0};
+    pool.region = aligned_alloc(4096, 4 * 4096);
+    if (pool.region == NULL) return -1;
+    pool.released_free = released;
+    pool.taken = taken;
+    int failed = 0;
+    uint8_t *a = take_slot(&pool);
+    if (give_back_slot(&pool, a) != 0) failed = 1;
+    else if (give_back_slot(&pool, a) != COPENSSL_LARGE_FREE_NOT_TAKEN) failed = 2;
+    else if (pool.in_use != 0 || pool.resident_free_count != 1) failed = 3;
+    if (!failed) {
+        uint8_t *b = take_slot(&pool);
+        uint8_t *c = take_slot(&pool);
+        if (b == c) failed = 4;
+        else if (give_back_slot(&pool, b + 16) != COPENSSL_LARGE_FREE_NOT_A_SLOT) failed = 5;
+        else if (give_back_slot(&pool, b) != 0 || give_back_slot(&pool, c) != 0) failed = 6;
+    }
+    free(pool.region);
+    return failed;
+}
 
 copenssl_large_buffer_stats copenssl_large_buffers(void) {
     copenssl_large_buffer_stats stats = {0};
@@ -149,11 +206,15 @@ static void reserve(slot_pool *pool) {
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (region == MAP_FAILED) return;
     uint32_t *list = malloc(sizeof(uint32_t) * pool->slot_count);
-    if (list == NULL) {
+    uint8_t *taken = calloc((pool->slot_count + 7) / 8, 1);
+    if (list == NULL || taken == NULL) {
+        free(list);
+        free(taken);
         munmap(region, pool->slot_size * pool->slot_count);
         return;
     }
     pool->released_free = list;
+    pool->taken = taken;
     pool->region = region;
 }
 

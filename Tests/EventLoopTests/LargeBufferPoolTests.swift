@@ -51,6 +51,12 @@ struct LargeBufferPoolTests {
         #expect(copenssl_large_realloc(p, 0, #fileID, #line) == nil)
     }
 
+    @Test("a double free or a pointer inside a slot is refused and frees nothing: the slot is never handed out twice")
+    func doubleFreeDetected() {
+        // On a private pool: freeing a shared slot twice here could free one a TLS test owns.
+        #expect(copenssl_large_pool_double_free_check() == 0)
+    }
+
     @Test("a freed slot is reused, and slots beyond the resident few go back to the kernel")
     func reuseAndRelease() throws {
         let first = try #require(copenssl_large_malloc(4096, #fileID, #line))

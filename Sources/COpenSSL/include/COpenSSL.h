@@ -45,6 +45,13 @@ typedef struct copenssl_large_buffer_stats {
 } copenssl_large_buffer_stats;
 
 copenssl_large_buffer_stats copenssl_large_buffers(void);
+
+// What a free of a pooled pointer found wrong (nothing is freed then; copenssl_large_free aborts).
+#define COPENSSL_LARGE_FREE_NOT_TAKEN 1
+#define COPENSSL_LARGE_FREE_NOT_A_SLOT 2
+// Runs a double free, a free inside a slot and reuse through the pool code on a private
+// pool: 0 when each is caught and no slot is handed out twice, else the failed step.
+int copenssl_large_pool_double_free_check(void);
 int copenssl_large_buffer_is_pooled(const void *p);
 
 #endif
