@@ -44,6 +44,8 @@ public final class EventLoop: @unchecked Sendable {
     static let maximumFlushDelay: UInt64 = 5_000_000
     private var sweepTimer: DispatchSourceTimer?
     private let key = DispatchSpecificKey<Int>()
+    /// Set by `stop()`: no socket is polled and no connection is left (read on the loop).
+    public private(set) var isStopped = false
 
     let reclaimer: MemoryReclaimer?
 
@@ -92,6 +94,24 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Live connections on this loop (read on the loop).
     public var connectionCount: Int { connections.count }
+
+    /// Stops the loop for good (process exit): drops its connections, waits until what
+    /// they held (TLS sessions among it) is released, and stops polling and sweeping.
+    /// Afterwards no work of the loop calls into OpenSSL, so libcrypto's exit handlers
+    /// cannot run under it. Call from outside the loop.
+    public func stop() {
+        precondition(!isCurrent, "EventLoop.stop() waits for the loop and cannot run on it")
+        queue.sync { for connection in Array(connections.values) { connection.closeNow() } }
+        // Each closeNow releases its socket on a later turn: let those turns run.
+        for _ in 0..<8 where queue.sync(execute: { !connections.isEmpty }) {}
+        queue.sync {
+            pollSource?.cancel()
+            pollSource = nil
+            sweepTimer?.cancel()
+            sweepTimer = nil
+            isStopped = true
+        }
+    }
 
     /// Every live connection (read on the loop).
     public var liveConnections: some Collection<SocketConnection> { connections.values }

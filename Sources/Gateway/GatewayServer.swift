@@ -143,6 +143,21 @@ public final class GatewayServer: @unchecked Sendable {
         DispatchQueue.global().async(execute: poll)
     }
 
+    /// The last step before the process exits: stops accepting, drops what connections are
+    /// left, flushes the store and stops every loop, so nothing is inside OpenSSL or SQLite
+    /// when the exit handlers run.
+    public func quiesce() {
+        listener?.stop()
+        listener = nil
+        for loop in group.loops { loop.stop() }
+        store?.flush()
+    }
+
+    /// Every loop stopped with no connection left (after `quiesce`).
+    public var isQuiesced: Bool {
+        group.loops.allSatisfy { loop in loop.queue.sync { loop.isStopped && loop.connectionCount == 0 } }
+    }
+
     /// Stops accepting and closes every connection at once.
     public func stop() {
         listener?.stop()

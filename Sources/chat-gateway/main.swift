@@ -103,7 +103,8 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// SIGTERM/SIGINT start a drain; a second signal exits at once.
+/// SIGTERM/SIGINT start a drain; a second signal exits at once. The drain ends by stopping
+/// every event loop (`quiesce`) before `exit`, whose handlers tear libcrypto down.
 enum ShutdownSignals {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
 
@@ -116,10 +117,12 @@ enum ShutdownSignals {
             source.setEventHandler {
                 if draining {
                     logger.warning("gateway.exit", metadata: ["reason": "second signal"])
-                    exit(1)
+                    // The loops may be inside OpenSSL: leave without running exit handlers.
+                    _exit(1)
                 }
                 draining = true
                 server.drain(timeoutSeconds: drainSeconds) { remaining in
+                    server.quiesce()
                     logger.info("gateway.exit", metadata: ["remainingConnections": "\(remaining)"])
                     exit(0)
                 }

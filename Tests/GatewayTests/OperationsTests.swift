@@ -173,6 +173,21 @@ struct OperationsTests {
 
     // MARK: drain
 
+    @Test("quiesce after a drain that timed out: TLS clients still connected are dropped, every loop stops, no connection is left")
+    func quiesceStopsEveryLoop() async throws {
+        let gateway = try await TestGateway.chat(tls: true)
+        // Clients that never answer the close frame keep the drain from finishing.
+        var clients: [ChatClient] = []
+        for n in 0..<8 { clients.append(try await gateway.connect("q\(n)")) }
+        let remaining = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
+            gateway.server.drain(timeoutSeconds: 0.3) { continuation.resume(returning: $0) }
+        }
+        #expect(remaining > 0)
+        gateway.server.quiesce()
+        #expect(gateway.server.isQuiesced)
+        withExtendedLifetime(clients) {}
+    }
+
     @Test("SIGTERM during traffic: every client sees close 1001, no acknowledged message is lost, exit 0 within the drain timeout")
     func sigtermDrains() async throws {
         let root = TestGateway.temporaryDirectory()
