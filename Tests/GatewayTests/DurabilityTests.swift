@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Testing
 @testable import Gateway
@@ -130,6 +131,41 @@ struct DurabilityTests {
         func fail(_ message: String) { lock.withLock { failures.append(message) } }
         var all: [Int: [String]] { lock.withLock { texts } }
         var errors: [String] { lock.withLock { failures } }
+    }
+
+    @Test("a user created by its first connect while the store fails is written once the store recovers (no ack waits for it)")
+    func connectUpsertIsRetried() async throws {
+        let dataDirectory = TestGateway.temporaryDirectory()
+        let gateway = try await TestGateway.chat(dataDirectory: dataDirectory)
+        _ = try await gateway.connect("alice")
+        // Another connection holds the write lock past the writer's busy timeout (5 s).
+        var database: OpaquePointer?
+        #expect(sqlite3_open(dataDirectory + "/chat.sqlite", &database) == SQLITE_OK)
+        #expect(sqlite3_exec(database, "BEGIN EXCLUSIVE", nil, nil, nil) == SQLITE_OK)
+        let zed = try await gateway.connect("zed")
+        #expect(try zed.ok("me")["user"] != nil, "the connect did not wait for the store")
+        try await Task.sleep(for: .seconds(6))
+        sqlite3_exec(database, "ROLLBACK", nil, nil, nil)
+        sqlite3_close(database)
+        var stored = false
+        for _ in 0..<60 where !stored {
+            stored = Self.userRow("zed", in: dataDirectory)
+            if !stored { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(stored, "zed's row never reached the store")
+    }
+
+    /// Whether `users` holds `id`, read straight from the database file.
+    static func userRow(_ id: String, in dataDirectory: String) -> Bool {
+        var database: OpaquePointer?
+        guard sqlite3_open_v2(dataDirectory + "/chat.sqlite", &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return false }
+        defer { sqlite3_close(database) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(database, "SELECT 1 FROM users WHERE id = '\(id)'", -1, &statement, nil) == SQLITE_OK else {
+            return false
+        }
+        defer { sqlite3_finalize(statement) }
+        return sqlite3_step(statement) == SQLITE_ROW
     }
 
     @Test("500 acknowledged messages from 10 concurrent senders survive kill -9, in seq order 1...500")

@@ -55,7 +55,7 @@ extension ChatService {
         var user = upsertUser(id: identity.userID, name: identity.name, image: identity.image, metadata: nil)
         user.lastSeenAt = clock.now()
         directory.upsert(user)
-        persist(.upsertUser(user)) { _ in }
+        persistUserInBackground(user.id)
         let session = ChatSession(userID: user.id, userNumber: number(for: user.id), device: device, hideBlocked: hideBlocked,
                                   expiresAt: identity.expiresAt, loop: loop, service: self)
         sessions[user.id, default: []].append(session)
@@ -87,7 +87,7 @@ extension ChatService {
                 if var user = directory.users[session.userID] {
                     user.lastSeenAt = clock.now()
                     directory.upsert(user)
-                    persist(.upsertUser(user)) { _ in }
+                    persistUserInBackground(user.id)
                 }
             }
         }

@@ -52,6 +52,10 @@ final class ChatService: @unchecked Sendable {
     var openChannelRates: SlidingWindowLimiter<ChannelID>?
     /// Users whose last send was rejected (their next rejection is not logged again).
     var limitedUsers: Set<UserNumber> = []
+    /// Users whose background profile write failed, and its retry (ChatService+UserWrites).
+    var unsavedUsers: Set<UserID> = []
+    var userRetryScheduled = false
+    var userRetryDelaySeconds: Double = 0
 
     init(store: any Store, push: any PushSink, tokens: TokenAuthority, clock: any ChatCore.Clock, cursorSecret: String,
          settings: Settings, loops: [EventLoop], logger: Logger, metrics: GatewayMetrics = GatewayMetrics()) throws(StoreError) {
