@@ -21,19 +21,37 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
 public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     public let isServer: Bool
+    /// The session ticket keys of a server that resumes sessions (`ticket_keys.c`).
+    private var ticketKeys: OpaquePointer?
 
     private init(context: OpaquePointer, isServer: Bool) {
         self.context = context
         self.isServer = isServer
     }
 
-    deinit { SSL_CTX_free(context) }
+    deinit {
+        SSL_CTX_free(context)
+        copenssl_ticket_keys_free(ticketKeys)
+    }
 
     /// A server context with a PEM certificate chain and private key (ECDSA or RSA).
-    public static func server(certificateFile: String, privateKeyFile: String) throws(TLSError) -> TLSContext {
+    ///
+    /// With `ticketLifetimeSeconds`, each handshake gives the client one session ticket,
+    /// with which its next connection resumes the session: no certificate signature, no
+    /// key exchange. Tickets are encrypted under keys rotated by `rotateTicketKeys()`;
+    /// those of the current and the previous key are accepted. Without it, no tickets:
+    /// every handshake is a full one.
+    public static func server(certificateFile: String, privateKeyFile: String,
+                              ticketLifetimeSeconds: Int? = nil) throws(TLSError) -> TLSContext {
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw TLSError("SSL_CTX_new") }
         let context = TLSContext(context: ctx, isServer: true)
         context.applyCommonSettings()
+        if let ticketLifetimeSeconds {
+            guard let keys = copenssl_ticket_keys_install(ctx, ticketLifetimeSeconds) else {
+                throw TLSError("cannot set up session tickets")
+            }
+            context.ticketKeys = keys
+        }
         guard SSL_CTX_use_certificate_chain_file(ctx, certificateFile) == 1 else {
             throw TLSError("cannot load certificate \(certificateFile)")
         }
@@ -44,6 +62,14 @@ public final class TLSContext: @unchecked Sendable {
             throw TLSError("private key \(privateKeyFile) does not match the certificate")
         }
         return context
+    }
+
+    /// Makes a new current ticket key; tickets under the key current until now stay valid
+    /// (and are renewed when used), older ones no longer resume. False when tickets are off.
+    @discardableResult
+    public func rotateTicketKeys() -> Bool {
+        guard let ticketKeys else { return false }
+        return copenssl_ticket_keys_rotate(ticketKeys) == 1
     }
 
     /// A client context that does not verify the server (tests and load tests
@@ -62,8 +88,8 @@ public final class TLSContext: @unchecked Sendable {
         _ = copenssl_ctx_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
         copenssl_ctx_set_hardening_options(context)
         if isServer {
-            // No server-side session cache, so TLS 1.3 tickets could not resume anything:
-            // do not spend a handshake's time and a connection's memory minting them.
+            // No server-side session cache: sessions resume only from tickets, which carry
+            // their own state, and only once `server(ticketLifetimeSeconds:)` turned them on.
             _ = copenssl_ctx_set_session_cache_off(context)
             _ = SSL_CTX_set_num_tickets(context, 0)
         }

@@ -13,6 +13,7 @@ public final class GatewayServer: @unchecked Sendable {
     private var listener: Listener?
     private let settings: TransportSettings
     private let tls: TLSContext?
+    private var ticketRotation: DispatchSourceTimer?
     private let logger: Logger
     private(set) var router: HTTPRouter
     private var store: (any Store)?
@@ -32,11 +33,27 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         if let certificate = settings.certificateFile, let key = settings.privateKeyFile {
-            tls = try TLSContext.server(certificateFile: certificate, privateKeyFile: key)
+            let rotation = settings.ticketKeyRotationSeconds
+            let tls = try TLSContext.server(certificateFile: certificate, privateKeyFile: key,
+                                            ticketLifetimeSeconds: rotation > 0 ? 2 * rotation : nil)
+            self.tls = tls
+            if rotation > 0 {
+                let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+                timer.schedule(deadline: .now() + .seconds(rotation), repeating: .seconds(rotation))
+                timer.setEventHandler { tls.rotateTicketKeys() }
+                timer.resume()
+                ticketRotation = timer
+            }
         } else {
             tls = nil
         }
     }
+
+    deinit { ticketRotation?.cancel() }
+
+    /// Starts a new session ticket key now, as the timer does every `tls.ticketKeyRotationSeconds`.
+    @discardableResult
+    func rotateTicketKeys() -> Bool { tls?.rotateTicketKeys() ?? false }
 
     /// A gateway with its chat core: opens the store under `storage.dataDirectory`
     /// and loads it.

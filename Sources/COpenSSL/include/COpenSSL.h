@@ -54,4 +54,12 @@ copenssl_large_buffer_stats copenssl_large_buffers(void);
 int copenssl_large_pool_double_free_check(void);
 int copenssl_large_buffer_is_pooled(const void *p);
 
+// Session tickets under rotating keys (ticket_keys.c). Install once on a server
+// context (its sessions then live `lifetime_seconds`); rotate from any thread; free
+// after the context.
+typedef struct copenssl_ticket_keys copenssl_ticket_keys;
+copenssl_ticket_keys *copenssl_ticket_keys_install(SSL_CTX *ctx, long lifetime_seconds);
+int copenssl_ticket_keys_rotate(copenssl_ticket_keys *keys);
+void copenssl_ticket_keys_free(copenssl_ticket_keys *keys);
+
 #endif

@@ -43,6 +43,7 @@ extension ConfigurationKey {
     static let serverEventLoops = ConfigurationKey("server.eventLoops", .integer)
     static let tlsCertificateFile = ConfigurationKey("tls.certificateFile", .string)
     static let tlsPrivateKeyFile = ConfigurationKey("tls.privateKeyFile", .string)
+    static let tlsTicketKeyRotationSeconds = ConfigurationKey("tls.ticketKeyRotationSeconds", .integer)
     static let storageDataDirectory = ConfigurationKey("storage.dataDirectory", .string)
     static let storageSynchronous = ConfigurationKey("storage.synchronous", .string)
     static let authJWTSecret = ConfigurationKey("auth.jwtSecret", .string, isSecret: true)
@@ -75,7 +76,7 @@ extension ConfigurationKey {
 
     static let all: [ConfigurationKey] = [
         .serverHost, .serverPort, .serverAllowedOrigins, .serverEventLoops,
-        .tlsCertificateFile, .tlsPrivateKeyFile,
+        .tlsCertificateFile, .tlsPrivateKeyFile, .tlsTicketKeyRotationSeconds,
         .storageDataDirectory, .storageSynchronous,
         .authJWTSecret,
         .adminAPIKey,

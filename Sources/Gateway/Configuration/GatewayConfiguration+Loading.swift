@@ -48,6 +48,7 @@ extension GatewayConfiguration {
         server.eventLoops = try sources.int(.serverEventLoops) ?? server.eventLoops
         tls.certificateFile = try sources.optionalString(.tlsCertificateFile)
         tls.privateKeyFile = try sources.optionalString(.tlsPrivateKeyFile)
+        tls.ticketKeyRotationSeconds = try sources.int(.tlsTicketKeyRotationSeconds) ?? tls.ticketKeyRotationSeconds
     }
 
     private mutating func readLimits(from sources: ConfigurationSources) throws(ConfigurationError) {

@@ -45,10 +45,14 @@ extension GatewayConfiguration {
     public struct TLS: Sendable, Equatable {
         public var certificateFile: String?
         public var privateKeyFile: String?
+        /// Session tickets let a returning client resume without a full handshake; their
+        /// keys rotate this often and a ticket lives two periods. 0 turns tickets off.
+        public var ticketKeyRotationSeconds: Int
 
-        public init(certificateFile: String? = nil, privateKeyFile: String? = nil) {
+        public init(certificateFile: String? = nil, privateKeyFile: String? = nil, ticketKeyRotationSeconds: Int = 3600) {
             self.certificateFile = certificateFile
             self.privateKeyFile = privateKeyFile
+            self.ticketKeyRotationSeconds = ticketKeyRotationSeconds
         }
     }
 }

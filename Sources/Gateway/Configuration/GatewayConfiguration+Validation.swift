@@ -18,6 +18,8 @@ extension GatewayConfiguration {
                 try Self.require(value > 0, key, "\(value) must be positive")
             }
         }
+        try Self.require((0...86_400).contains(tls.ticketKeyRotationSeconds), .tlsTicketKeyRotationSeconds,
+                         "\(tls.ticketKeyRotationSeconds) is out of range 0...86400 (0 turns session tickets off)")
         try Self.require(shutdown.drainSeconds >= 0, .shutdownDrainSeconds, "\(shutdown.drainSeconds) must not be negative")
         try Self.require(!storage.dataDirectory.isEmpty, .storageDataDirectory, "must not be empty")
         try Self.requireSecret(auth.jwtSecret, .authJWTSecret)

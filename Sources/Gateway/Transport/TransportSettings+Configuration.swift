@@ -7,6 +7,7 @@ extension TransportSettings {
         eventLoops = configuration.server.eventLoops
         certificateFile = configuration.tls.certificateFile
         privateKeyFile = configuration.tls.privateKeyFile
+        ticketKeyRotationSeconds = configuration.tls.ticketKeyRotationSeconds
         maxMessageBytes = configuration.limits.maxMessageBytes
         outputBound = OutputBound(maxUnsentBytes: configuration.limits.maxQueuedOutputBytes,
                                   windowTicks: UInt64(configuration.limits.slowConsumerSeconds))

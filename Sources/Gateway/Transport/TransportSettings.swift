@@ -18,6 +18,8 @@ struct TransportSettings: Sendable {
     var eventLoops = 1
     var certificateFile: String?
     var privateKeyFile: String?
+    /// `tls.ticketKeyRotationSeconds`: session tickets under keys rotated this often; 0 = no tickets.
+    var ticketKeyRotationSeconds = 3600
     var maxMessageBytes = 65536
     /// `limits.maxQueuedOutputBytes` and `limits.slowConsumerSeconds`, for every accepted connection.
     var outputBound = OutputBound()

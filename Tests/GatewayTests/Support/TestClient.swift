@@ -28,8 +28,9 @@ final class TestClient {
     }
 
     /// `receiveBufferBytes` pins the kernel's receive buffer (no autotuning), for slow-consumer tests.
+    /// `session` (from `copySession()` of an earlier client) offers that TLS session for resumption.
     init(port: Int, tls: Bool = false, tlsVersion: Int32? = nil, timeoutSeconds: Int = 5,
-         receiveBufferBytes: Int32? = nil) throws {
+         receiveBufferBytes: Int32? = nil, session: OpaquePointer? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestClientError("socket failed") }
         if var receiveBufferBytes {
@@ -61,6 +62,7 @@ final class TestClient {
             let ssl = SSL_new(ctx)
             self.ssl = ssl
             SSL_set_fd(ssl, fd)
+            if let session { SSL_set_session(ssl, session) }
             guard SSL_connect(ssl) == 1 else { throw TestClientError("TLS handshake failed") }
         }
     }
@@ -72,6 +74,18 @@ final class TestClient {
     }
 
     var tlsVersion: String? { ssl.map { String(cString: SSL_get_version($0)) } }
+
+    /// Whether the TLS handshake resumed the offered session (no certificate, no key exchange).
+    var sessionReused: Bool { ssl.map { SSL_session_reused($0) == 1 } ?? false }
+
+    /// Sends TLS close_notify: OpenSSL keeps a session resumable only after a clean shutdown.
+    func shutdownTLS() {
+        if let ssl { SSL_shutdown(ssl) }
+    }
+
+    /// The TLS session to offer on a later connection (with the ticket the server sent, once
+    /// something was read after the handshake); free it with `SSL_SESSION_free`.
+    func copySession() -> OpaquePointer? { ssl.flatMap { SSL_get1_session($0) } }
 
     func write(_ bytes: [UInt8]) throws {
         var offset = 0
