@@ -233,6 +233,9 @@ import EventLoop
         ("CHAT_GATEWAY_SHUTDOWN_DRAINSECONDS", "-1", "shutdown.drainSeconds"),
         ("CHAT_GATEWAY_SERVER_HOST", "", "server.host"),
         ("CHAT_GATEWAY_AUTH_JWTSECRET", "", "auth.jwtSecret"),
+        ("CHAT_GATEWAY_TLS_TICKETKEYROTATIONSECONDS", "-1", "tls.ticketKeyRotationSeconds"),
+        ("CHAT_GATEWAY_LIMITS_MAXREQUESTSINFLIGHT", "0", "limits.maxRequestsInFlight"),
+        ("CHAT_GATEWAY_LIMITS_SLOWCONSUMERSECONDS", "0", "limits.slowConsumerSeconds"),
     ])
     func outOfRange(variable: String, value: String, key: String) {
         let error = loadError(environment: [variable: value])
