@@ -98,9 +98,12 @@ final class HTTPConnectionHandler: ConnectionHandler {
         case .webSocket(let channel):
             observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: channel.application.userForLogs)
             channel.close(code: .slowConsumer, reason: "slow consumer")
-        default:
+        case .deciding:
             observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: nil)
-            phase = .done
+            abandon(connection)
+        case .request, .abandoned, .done:
+            observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: nil)
+            if case .request = phase { phase = .done }
             connection.closeNow()
         }
     }
