@@ -31,7 +31,7 @@ struct ResourceBoundsTests {
         let bob = try await gateway.connect("bob")
         let channel = try alice.createGroup(["bob"])
         let text = String(repeating: "m", count: 48_000)
-        let total = 160
+        let total = 96
         let (aliceRef, bobRef) = (UnsafeTransfer(value: alice), UnsafeTransfer(value: bob))
         async let received: Int = offThePool {
             var count = 0
@@ -45,9 +45,18 @@ struct ResourceBoundsTests {
             let alice = aliceRef.value
             var acknowledged = 0
             var sent = 0
+            var id = 10_000
             while sent < total {
                 let batch = min(16, total - sent)
-                for _ in 0..<batch { _ = try alice.fire("message.send", ["channelId": channel, "text": text]) }
+                // Sixteen sends in one write: read in one go, committed together, and their
+                // 768 KB of replies and deliveries queued in one pass, three times the bound.
+                var frames: [UInt8] = []
+                for _ in 0..<batch {
+                    id += 1
+                    let request = #"{"id":\#(id),"type":"message.send","channelId":"\#(channel)","text":"\#(text)"}"#
+                    frames += alice.connection.webSocket.encodeText(Array(request.utf8))
+                }
+                try alice.connection.write(frames)
                 sent += batch
                 acknowledged += try alice.replies(count: batch).values.filter { $0["type"] as? String == "ok" }.count
             }
