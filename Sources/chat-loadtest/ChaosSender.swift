@@ -1,0 +1,314 @@
+import EventLoop
+import Foundation
+import WebSocket
+
+/// One chaos user's WebSocket on the run's event loop. While sending, it keeps up to
+/// `window` `message.send`s unanswered, each with its own `clientMessageId`, and
+/// records every `ok`. When the gateway dies under it, the sends still unanswered are
+/// kept and go out first, unchanged, on its next connection: the retry PROTOCOL.md §4
+/// promises is safe. It also reads for the run: each channel's last seq after a
+/// restart, and whole histories at the end.
+///
+/// Everything here runs on the loop; `ChaosRun` reads and drives it with `loop.queue.sync`.
+final class ChaosSender: ConnectionHandler, @unchecked Sendable {
+    enum Phase {
+        case idle, connecting, upgrading, open, closed
+    }
+
+    /// What a sender sends when it has room in its window.
+    enum Mode {
+        case paused
+        /// Retries first, then new messages (the load between kills).
+        case everything
+        /// Retries only (after the last restart, to settle every send).
+        case retriesOnly
+    }
+
+    /// What an outstanding request id stands for.
+    private enum Request {
+        case send(ChaosSend)
+        case lastSeq(channel: Int)
+        case history(channel: Int)
+    }
+
+    let index: Int
+    let userID: String
+    private let token: String
+    private let channelIDs: [String]
+    private let address: GatewayAddress
+    private let loop: EventLoop
+    private let window: Int
+
+    private(set) var phase = Phase.idle
+    private var connection: SocketConnection?
+    private var webSocket = ChaosSender.newWebSocket()
+    private var upgrade: WebSocketClientHandshake?
+    private var handshake: [UInt8] = []
+    private var events: [WebSocketConnection.Event] = []
+    private let decoder = JSONDecoder()
+
+    var mode = Mode.paused
+    private var nextRequestID = 1
+    private var nextMessageNumber = 0
+    private var outstanding: [Int: Request] = [:]
+    private var sendsInFlight = 0
+    /// Sends whose connection died before their reply, or that got an error: sent again first.
+    private var retryQueue: [ChaosSend] = []
+
+    private(set) var acks: [ChaosAck] = []
+    private(set) var counters = ChaosCounters()
+    /// Each channel's last seq read right after the latest restart: a retried send answered
+    /// with a seq at or below it had been stored before the kill.
+    var storedBefore: [Int64] = []
+    /// Answers to `requestLastSeqs`, by channel index.
+    private(set) var lastSeqs: [Int: Int64] = [:]
+    /// Pages read by `readHistories`, by channel index, and the channels read to the end.
+    private(set) var histories: [[ChaosWire.StoredMessage]]
+    private(set) var historiesDone: Set<Int> = []
+    /// Connects that failed and why (the run retries them until its deadline).
+    private(set) var lastConnectFailure: String?
+    /// Replies the run did not expect (history errors, undecodable frames): each fails the run.
+    private(set) var problems: [String] = []
+
+    init(index: Int, userID: String, token: String, channelIDs: [String], address: GatewayAddress, loop: EventLoop,
+         window: Int) {
+        self.index = index
+        self.userID = userID
+        self.token = token
+        self.channelIDs = channelIDs
+        self.address = address
+        self.loop = loop
+        self.window = window
+        histories = Array(repeating: [], count: channelIDs.count)
+        storedBefore = Array(repeating: 0, count: channelIDs.count)
+        events.reserveCapacity(64)
+    }
+
+    /// A frame decoder for one connection; large enough for a 100-message history page.
+    private static func newWebSocket() -> WebSocketConnection {
+        WebSocketConnection(role: .client, maxMessageBytes: 8 << 20)
+    }
+
+    /// Messages issued and not yet acknowledged: in flight, or waiting to be sent again.
+    var unresolved: Int { sendsInFlight + retryQueue.count }
+
+    var isOpen: Bool { phase == .open }
+
+    /// Whether a new connection may be started: never connected, or the last one is gone.
+    var needsConnection: Bool { phase == .idle || phase == .closed }
+
+    // MARK: connecting
+
+    /// Opens a new connection with the user's token (the old one, if any, is gone).
+    func connect() {
+        phase = .connecting
+        webSocket = Self.newWebSocket()
+        handshake = []
+        do {
+            connection = try SocketConnection.connect(host: address.host, port: address.port, loop: loop, tls: nil,
+                                                      handler: self)
+        } catch {
+            phase = .closed
+            lastConnectFailure = "\(error)"
+        }
+    }
+
+    func connectionDidConnect(_ connection: SocketConnection) {
+        let request = address.upgrade(token: token)
+        upgrade = request
+        phase = .upgrading
+        connection.write(request.request)
+    }
+
+    func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
+        switch phase {
+        case .open: receive(bytes, on: connection)
+        case .upgrading: finishUpgrade(bytes, on: connection)
+        case .idle, .connecting, .closed: break
+        }
+    }
+
+    /// The gateway died (or closed us): every send without a reply waits to be sent again.
+    func connectionDidClose(_ connection: SocketConnection) {
+        guard connection === self.connection else { return }
+        if phase == .connecting || phase == .upgrading { lastConnectFailure = "closed before the upgrade finished" }
+        for request in outstanding.values {
+            guard case .send(let send) = request else { continue }
+            counters.unansweredAtKill += 1
+            retryQueue.append(send)
+        }
+        // Oldest first, so a message retried twice goes out before younger ones.
+        retryQueue.sort { $0.clientMessageID.count != $1.clientMessageID.count
+            ? $0.clientMessageID.count < $1.clientMessageID.count : $0.clientMessageID < $1.clientMessageID }
+        outstanding.removeAll()
+        sendsInFlight = 0
+        phase = .closed
+        self.connection = nil
+    }
+
+    private func finishUpgrade(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
+        handshake.append(contentsOf: bytes)
+        guard let head = HTTPResponseHead.parse(handshake) else { return }
+        guard head.status == 101, head.header("Sec-WebSocket-Accept") == upgrade?.expectedAccept else {
+            lastConnectFailure = "upgrade answered HTTP \(head.status)"
+            connection.closeNow()
+            return
+        }
+        phase = .open
+        upgrade = nil
+        let rest = Array(handshake[head.byteCount...])
+        handshake = []
+        if !rest.isEmpty { rest.withUnsafeBytes { receive($0, on: connection) } }
+    }
+
+    /// A normal close (1000), at the end of the run.
+    func close() {
+        guard phase == .open, let connection else { return }
+        if let frame = webSocket.encodeClose(code: .normal) { connection.write(frame) }
+        connection.close()
+    }
+
+    // MARK: sending
+
+    /// Fills the window: retries first, then (in `.everything`) new messages, round-robin over the channels.
+    func pump() {
+        guard phase == .open, let connection, mode != .paused else { return }
+        while sendsInFlight < window {
+            var send: ChaosSend
+            if !retryQueue.isEmpty {
+                send = retryQueue.removeFirst()
+            } else if mode == .everything {
+                send = newSend()
+            } else {
+                break
+            }
+            if send.attempts >= 1 {
+                counters.retryFrames += 1
+                if send.attempts == 1 { counters.retried += 1 }
+            }
+            send.attempts += 1
+            let id = nextID()
+            outstanding[id] = .send(send)
+            sendsInFlight += 1
+            counters.sent += 1
+            let payload = ChaosWire.send(id: id, channelID: channelIDs[send.channelIndex], text: send.text,
+                                         clientMessageID: send.clientMessageID)
+            connection.write(webSocket.encodeText(payload))
+        }
+    }
+
+    private func newSend() -> ChaosSend {
+        let number = nextMessageNumber
+        nextMessageNumber += 1
+        return ChaosSend(clientMessageID: "\(userID)-\(number)", channelIndex: (index + number) % channelIDs.count,
+                         text: "chaos \(userID) #\(number)")
+    }
+
+    private func nextID() -> Int {
+        defer { nextRequestID += 1 }
+        return nextRequestID
+    }
+
+    // MARK: reading for the run
+
+    /// Asks for each channel's newest message; the answers land in `lastSeqs`.
+    func requestLastSeqs() {
+        lastSeqs = [:]
+        guard phase == .open, let connection else { return }
+        for channel in channelIDs.indices {
+            let id = nextID()
+            outstanding[id] = .lastSeq(channel: channel)
+            connection.write(webSocket.encodeText(ChaosWire.lastMessage(id: id, channelID: channelIDs[channel])))
+        }
+    }
+
+    /// Reads every channel's whole history forward, page by page, into `histories`.
+    func readHistories() {
+        histories = Array(repeating: [], count: channelIDs.count)
+        historiesDone = []
+        for channel in channelIDs.indices { requestPage(channel, cursor: nil) }
+    }
+
+    private func requestPage(_ channel: Int, cursor: String?) {
+        guard phase == .open, let connection else { return }
+        let id = nextID()
+        outstanding[id] = .history(channel: channel)
+        connection.write(webSocket.encodeText(ChaosWire.historyPage(id: id, channelID: channelIDs[channel], cursor: cursor)))
+    }
+
+    // MARK: receiving
+
+    private func receive(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
+        webSocket.receive(bytes, events: &events)
+        for event in events {
+            switch event {
+            case .text(let payload):
+                if !ChaosWire.isEvent(payload) { handleReply(payload) }
+            case .send(let frame):
+                connection.write(frame)
+            case .closed, .failed:
+                connection.close()
+            case .binary, .ping, .pong:
+                break
+            }
+        }
+        events.removeAll(keepingCapacity: true)
+    }
+
+    private func handleReply(_ payload: [UInt8]) {
+        guard let reply = try? decoder.decode(ChaosWire.Reply.self, from: Data(payload)),
+              let id = reply.id, let request = outstanding.removeValue(forKey: id) else {
+            problems.append("unexpected frame: \(String(decoding: payload.prefix(200), as: UTF8.self))")
+            return
+        }
+        switch request {
+        case .send(let send):
+            sendsInFlight -= 1
+            settle(send, reply)
+            pump()
+        case .lastSeq(let channel):
+            guard reply.type == "ok", let messages = reply.result?.messages else {
+                problems.append("last message of \(channelIDs[channel]): \(reply.error?.code ?? reply.type)")
+                return
+            }
+            lastSeqs[channel] = messages.last?.seq ?? 0
+        case .history(let channel):
+            guard reply.type == "ok", let result = reply.result, let messages = result.messages else {
+                problems.append("history of \(channelIDs[channel]): \(reply.error?.code ?? reply.type)")
+                historiesDone.insert(channel)
+                return
+            }
+            histories[channel].append(contentsOf: messages)
+            if let next = result.next {
+                requestPage(channel, cursor: next)
+            } else {
+                historiesDone.insert(channel)
+            }
+        }
+    }
+
+    /// Records the `ok` of a send, or keeps the send for a later retry after an error.
+    private func settle(_ send: ChaosSend, _ reply: ChaosWire.Reply) {
+        guard reply.type == "ok", let message = reply.result?.message else {
+            counters.errors += 1
+            retryQueue.append(send)
+            // Not at once: a gateway that keeps failing must not be hammered in a loop.
+            loop.queue.asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in pump() }
+            return
+        }
+        if message.clientMessageId != send.clientMessageID || message.text != send.text || message.senderId != userID
+            || message.channelId != channelIDs[send.channelIndex] {
+            counters.mismatched += 1
+        }
+        counters.acked += 1
+        if send.attempts > 1 {
+            if message.seq <= storedBefore[send.channelIndex] {
+                counters.retriesAlreadyStored += 1
+            } else {
+                counters.retriesNewlyStored += 1
+            }
+        }
+        acks.append(ChaosAck(channelIndex: send.channelIndex, seq: message.seq, messageID: message.id,
+                             clientMessageID: send.clientMessageID, senderIndex: index))
+    }
+}
