@@ -61,6 +61,15 @@ public final class SocketConnection: @unchecked Sendable {
 
     public var isTLS: Bool { tls != nil }
 
+    /// A client's TLS session to offer on its next connection (`connect(…, session:)`), once
+    /// the server's ticket arrived: TLS 1.3 sends it after the handshake, ahead of the first
+    /// bytes the server writes. Nil before, without TLS, when the server gives no tickets,
+    /// and once the connection is released (in `connectionDidClose`).
+    public var resumableTLSSession: TLSResumableSession? { tls?.resumableSession() }
+
+    /// Whether the server resumed the session this client offered (no full handshake).
+    public var isTLSResumed: Bool { tls?.isResumed ?? false }
+
     // MARK: starting
 
     /// Adopts an accepted socket on `loop` (call on the loop).
@@ -80,14 +89,18 @@ public final class SocketConnection: @unchecked Sendable {
     }
 
     /// Connects to host:port (client side, for tests and the load tool). The handler
-    /// hears `connectionDidConnect` once TCP (and TLS) is up.
+    /// hears `connectionDidConnect` once TCP (and TLS) is up. With TLS, `session` (the
+    /// `resumableTLSSession` of an earlier connection) is offered for resumption.
     public static func connect(
-        host: String, port: Int, loop: EventLoop, tls: TLSContext?, handler: any ConnectionHandler
+        host: String, port: Int, loop: EventLoop, tls: TLSContext?, session: TLSResumableSession? = nil,
+        handler: any ConnectionHandler
     ) throws -> SocketConnection {
         let fd = try Socket.startConnect(host: host, port: port)
         let connection = SocketConnection(fd: fd, loop: loop, state: .connecting)
         connection.handler = handler
-        if let tls { connection.tls = try TLSSession(context: tls, output: connection, serverName: host) }
+        if let tls {
+            connection.tls = try TLSSession(context: tls, output: connection, serverName: host, resuming: session)
+        }
         loop.execute {
             connection.stateSinceTick = loop.tick
             loop.register(connection)

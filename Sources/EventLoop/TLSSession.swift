@@ -6,6 +6,7 @@ import COpenSSL
 final class TLSSession {
     private let ssl: OpaquePointer
     private let io: UnsafeMutablePointer<copenssl_bio_io>
+    private let isServer: Bool
     private(set) var isHandshakeComplete = false
 
     enum ReadResult {
@@ -16,9 +17,12 @@ final class TLSSession {
     }
 
     /// `output` receives every ciphertext record; it must stay alive as long as the session.
-    init(context: TLSContext, output: SocketConnection, serverName: String? = nil) throws(TLSError) {
+    /// A client offers `resuming` (a session of an earlier connection) to skip a full handshake.
+    init(context: TLSContext, output: SocketConnection, serverName: String? = nil,
+         resuming: TLSResumableSession? = nil) throws(TLSError) {
         guard let ssl = SSL_new(context.context) else { throw TLSError("SSL_new") }
         self.ssl = ssl
+        isServer = context.isServer
         io = .allocate(capacity: 1)
         io.initialize(to: copenssl_bio_io(
             input: nil, input_length: 0,
@@ -39,11 +43,17 @@ final class TLSSession {
             SSL_set_accept_state(ssl)
         } else {
             if let serverName { _ = copenssl_set_tlsext_host_name(ssl, serverName) }
+            if let resuming { _ = SSL_set_session(ssl, resuming.session) }
             SSL_set_connect_state(ssl)
         }
     }
 
     deinit {
+        // Freed without a close_notify exchanged, libssl would mark a client's session not
+        // resumable (TLS 1.0's rule; TLS 1.1 and later dropped it): a client dropped by the
+        // network, or dropping on purpose, must still resume on its next connection. A fatal
+        // alert has already marked the session, and the server keeps no session cache.
+        if !isServer { SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN) }
         SSL_free(ssl)
         io.deinitialize(count: 1)
         io.deallocate()
@@ -105,6 +115,22 @@ final class TLSSession {
     /// Queues close_notify.
     func shutdown() {
         if isHandshakeComplete { _ = SSL_shutdown(ssl) }
+    }
+
+    /// Whether the server resumed the session this client offered.
+    var isResumed: Bool {
+        SSL_session_reused(ssl) == 1
+    }
+
+    /// The session to offer on a later connection, once it can resume: in TLS 1.3 only
+    /// after the server's ticket was read, which follows the handshake.
+    func resumableSession() -> TLSResumableSession? {
+        guard !isServer, isHandshakeComplete, let session = SSL_get1_session(ssl) else { return nil }
+        guard SSL_SESSION_is_resumable(session) == 1 else {
+            SSL_SESSION_free(session)
+            return nil
+        }
+        return TLSResumableSession(taking: session)
     }
 
     var negotiatedVersion: String {
