@@ -195,7 +195,10 @@ struct OperationsTests {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         let gateway = try DurabilityTests.GatewayProcess(dataDirectory: dataDirectory, workingDirectory: root,
                                                          environment: ["CHAT_GATEWAY_LOG_LEVEL": "info",
-                                                                       "CHAT_GATEWAY_SHUTDOWN_DRAINSECONDS": "5"])
+                                                                       "CHAT_GATEWAY_SHUTDOWN_DRAINSECONDS": "5",
+                                                                       // `late` idles until the signal: on a loaded
+                                                                       // machine that may pass the default 10 s.
+                                                                       "CHAT_GATEWAY_LIMITS_HANDSHAKETIMEOUTSECONDS": "60"])
         let users = (0..<6).map { "drain\($0)" }
         for user in users { _ = try gateway.admin("POST", "/v1/admin/users", body: ["id": user]) }
         let channel = try gateway.admin("POST", "/v1/admin/channels", body: ["type": "group", "name": "drain", "userIds": users])

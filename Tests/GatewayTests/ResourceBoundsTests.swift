@@ -146,7 +146,9 @@ struct ResourceBoundsTests {
 
     @Test("an HTTP client pipelining GET /metrics without reading holds at most its bound, others connect meanwhile, and every answer comes once it reads")
     func pipelinedRequestsWaitForTheReader() async throws {
-        let gateway = try await TestGateway.chat()
+        // A kept-alive connection with no answer in progress for the handshake timeout is closed;
+        // on a loaded machine the steps below may take longer than the default 10 s.
+        let gateway = try await TestGateway.chat { transport, _ in transport.timeouts.handshake = 60 }
         let port = gateway.port
         let count = 2000
         let flooder = try TestClient(port: port, timeoutSeconds: 10, receiveBufferBytes: 4096)
@@ -242,10 +244,10 @@ struct ResourceBoundsTests {
         let gateway = try await TestGateway.chat { _, chat in chat.service.maxConnectionsPerUser = 1 }
         let chat = try #require(gateway.server.router.chat)
         let token = try await gateway.token(for: "alice")
-        let client = try TestClient(port: gateway.port)
+        let client = try TestClient(port: gateway.port, timeoutSeconds: 20)
         // Hold the core so the decision comes after the overflowing bytes.
         let release = DispatchSemaphore(value: 0)
-        chat.queue.async { _ = release.wait(timeout: .now() + 5) }
+        chat.queue.async { _ = release.wait(timeout: .now() + 20) }
         try client.write("GET /v1/ws?token=\(token) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
         try await Task.sleep(for: .milliseconds(100))
         try? client.write([UInt8](repeating: 0x81, count: 70_000))
