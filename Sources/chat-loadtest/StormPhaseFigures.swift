@@ -11,8 +11,6 @@ struct StormPhaseFigures: Sendable {
     var rateLimited = 0
     var pages = 0
     var gatewayCPUSeconds: Double?
-    /// CPU seconds others took on the gateway's core (when it is pinned to one).
-    var othersOnGatewayCoreSeconds: Double?
     var toolCPUSeconds = 0.0
     var failures: [String: Int] = [:]
 
@@ -20,7 +18,7 @@ struct StormPhaseFigures: Sendable {
         self.name = name
     }
 
-    init(_ phase: StormPhase, gatewayCPUSeconds: Double?, othersOnGatewayCoreSeconds: Double?, toolCPUSeconds: Double) {
+    init(_ phase: StormPhase, gatewayCPUSeconds: Double?, toolCPUSeconds: Double) {
         name = phase.name
         total = phase.total
         succeeded = phase.succeeded.load(ordering: .relaxed)
@@ -33,7 +31,6 @@ struct StormPhaseFigures: Sendable {
         rateLimited = phase.rateLimited.load(ordering: .relaxed)
         pages = phase.pages.load(ordering: .relaxed)
         self.gatewayCPUSeconds = gatewayCPUSeconds
-        self.othersOnGatewayCoreSeconds = othersOnGatewayCoreSeconds
         self.toolCPUSeconds = toolCPUSeconds
         failures = phase.failureReasons
     }

@@ -52,8 +52,7 @@ struct StormReport {
 
     private func cpuLine(_ phase: StormPhaseFigures, unit: String) -> String {
         guard let seconds = phase.gatewayCPUSeconds, let each = phase.gatewayMillisecondsEach else { return "" }
-        let waited = phase.othersOnGatewayCoreSeconds.map { " (others took \(Format.fixed($0, 2)) s of its core)" } ?? ""
-        return "; gateway CPU \(Format.fixed(seconds, 2)) s, \(Format.fixed(each, 3)) ms \(unit)\(waited)"
+        return "; gateway CPU \(Format.fixed(seconds, 2)) s, \(Format.fixed(each, 3)) ms \(unit)"
     }
 
     func json() -> String {
@@ -103,7 +102,6 @@ struct StormReport {
         add("pages", String(phase.pages))
         add("gatewayCPUSeconds", optional(phase.gatewayCPUSeconds))
         add("gatewayCPUMsEach", optional(phase.gatewayMillisecondsEach))
-        add("othersOnGatewayCoreSeconds", optional(phase.othersOnGatewayCoreSeconds))
         add("toolCPUSeconds", Format.fixed(phase.toolCPUSeconds, 3))
         add("failures", counts(phase.failures))
         return "{" + fields.joined(separator: ",") + "}"

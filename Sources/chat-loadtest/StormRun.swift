@@ -77,7 +77,6 @@ final class StormRun {
     private func measure<P: StormConnection>(_ name: String, _ participants: [P], window: Int,
                                              _ start: @escaping @Sendable (P, StormPhase) -> Void) -> StormPhaseFigures {
         let gatewayBefore = gatewayCPU?.seconds()
-        let coreBefore = gatewayCPU?.pinnedCoreBusySeconds()
         let toolBefore = CPUTime.now().total
         let phase = StormPhase(name: name, total: participants.count, timeoutSeconds: settings.phaseTimeout) { index, phase in
             let participant = participants[index]
@@ -94,18 +93,14 @@ final class StormRun {
             return line
         }
         let gatewayAfter = gatewayCPU?.seconds()
-        let coreAfter = gatewayCPU?.pinnedCoreBusySeconds()
-        let gatewaySeconds = gatewayBefore.flatMap { before in gatewayAfter.map { $0 - before } }
-        let coreSeconds = coreBefore.flatMap { before in coreAfter.map { $0 - before } }
         let figures = StormPhaseFigures(
-            phase, gatewayCPUSeconds: gatewaySeconds,
-            othersOnGatewayCoreSeconds: coreSeconds.flatMap { core in gatewaySeconds.map { max(0, core - $0) } },
+            phase, gatewayCPUSeconds: gatewayBefore.flatMap { before in gatewayAfter.map { $0 - before } },
             toolCPUSeconds: CPUTime.now().total - toolBefore)
         lastEnd = phase.endedAt
         Console.error("chat-loadtest: \(name): \(Format.grouped(figures.succeeded))/\(Format.grouped(figures.total)) in "
             + "\(Format.fixed(figures.seconds, 2)) s" + (figures.resumed > 0 ? ", \(Format.grouped(figures.resumed)) resumed" : "")
             + (figures.gatewayCPUSeconds.map { ", gateway CPU \(Format.fixed($0, 2)) s" } ?? "")
-            + (figures.othersOnGatewayCoreSeconds.map { ", others \(Format.fixed($0, 2)) s on its core" } ?? ""))
+            + ", tool CPU \(Format.fixed(figures.toolCPUSeconds, 2)) s")
         return figures
     }
 
