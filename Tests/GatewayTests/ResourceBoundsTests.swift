@@ -170,6 +170,7 @@ struct ResourceBoundsTests {
     func pingFloodIsBounded() async throws {
         let gateway = try await TestGateway.chat { transport, _ in
             transport.outputBound = OutputBound(maxUnsentBytes: 64 * 1024, windowTicks: 1)
+            transport.timeouts.close = 1
         }
         let token = try await gateway.token(for: "mallory")
         let port = gateway.port
@@ -188,12 +189,19 @@ struct ResourceBoundsTests {
             }
             return written
         }
+        // Judged slow (4000), then released once its close timeout passes.
+        var judged = false
+        for _ in 0..<100 where !judged {
+            judged = try await gateway.http("GET", "/metrics").body.contains("chat_slow_consumer_closes_total 1")
+            if !judged { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(judged, "not judged slow after \(written) bytes of pings")
         var closed = false
-        for _ in 0..<40 where !closed {
+        for _ in 0..<50 where !closed {
             closed = Self.liveConnections(gateway) < before
             if !closed { try await Task.sleep(for: .milliseconds(100)) }
         }
-        #expect(closed, "still open after \(written) bytes of pings")
+        #expect(closed, "still open after its close timeout")
         #expect(Self.queuedOutput(gateway) < 1024 * 1024)
     }
 
