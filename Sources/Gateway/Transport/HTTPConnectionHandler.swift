@@ -94,15 +94,15 @@ final class HTTPConnectionHandler: ConnectionHandler {
     }
 
     func connectionIsSlow(_ connection: SocketConnection) {
+        var user: String?
+        if case .webSocket(let channel) = phase { user = channel.application.userForLogs }
+        observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: user)
         switch phase {
         case .webSocket(let channel):
-            observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: channel.application.userForLogs)
             channel.close(code: .slowConsumer, reason: "slow consumer")
         case .deciding:
-            observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: nil)
             abandon(connection)
         case .request, .abandoned, .done:
-            observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: nil)
             if case .request = phase { phase = .done }
             connection.closeNow()
         }
