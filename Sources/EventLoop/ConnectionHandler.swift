@@ -3,6 +3,9 @@
 public protocol ConnectionHandler: AnyObject {
     /// Plaintext from the peer (TLS already removed); valid only during the call.
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer)
+    /// An accepted connection's turn to handshake came (`SocketConnection.accepted`): from
+    /// now on its bytes are read.
+    func connectionMayStart(_ connection: SocketConnection)
     /// A client connection finished connecting (and its TLS handshake).
     func connectionDidConnect(_ connection: SocketConnection)
     /// Called about once a second by the loop's sweep, with the loop's tick.
@@ -16,6 +19,7 @@ public protocol ConnectionHandler: AnyObject {
 }
 
 extension ConnectionHandler {
+    public func connectionMayStart(_ connection: SocketConnection) {}
     public func connectionDidConnect(_ connection: SocketConnection) {}
     public func connectionTick(_ connection: SocketConnection, tick: UInt64) {}
     public func connectionIsSlow(_ connection: SocketConnection) { connection.closeNow() }

@@ -28,6 +28,8 @@ public final class EventLoop: @unchecked Sendable {
     public var sweepObserver: (@Sendable (EventLoop) -> Void)?
 
     private var connections: [UInt64: SocketConnection] = [:]
+    /// Accepted connections in their opening handshake, and those waiting for a turn.
+    var handshakeAdmission = HandshakeAdmission<SocketConnection>()
     private let poller: Int32
     private var pollSource: DispatchSourceRead?
     private let readyEvents: UnsafeMutablePointer<cepoll_ready>

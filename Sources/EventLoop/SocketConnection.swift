@@ -45,6 +45,9 @@ public final class SocketConnection: @unchecked Sendable {
     private var flushPending = false
     private var shutdownSent = false
     private var isServerSide = true
+    /// Accepted and waiting for a turn of the loop's `HandshakeAdmission`.
+    public private(set) var waitingForTurn = false
+    private var holdsHandshakeTurn = false
 
     private static let nextID = Atomic<UInt64>(1)
 
@@ -72,8 +75,14 @@ public final class SocketConnection: @unchecked Sendable {
 
     // MARK: starting
 
-    /// Adopts an accepted socket on `loop` (call on the loop).
-    public static func accepted(fd: Int32, loop: EventLoop, tls: TLSContext?, handler: any ConnectionHandler) -> SocketConnection? {
+    /// Adopts an accepted socket on `loop` (call on the loop). It takes a turn of the loop's
+    /// `HandshakeAdmission`, bounded by `handshakesAtOnce` (0: unbounded): the socket is read
+    /// and the handler hears `connectionMayStart` once its turn comes, which is at once
+    /// unless that many connections are still in their opening handshake. The turn ends
+    /// with `finishHandshakeTurn()` or when the connection closes.
+    public static func accepted(
+        fd: Int32, loop: EventLoop, tls: TLSContext?, handler: any ConnectionHandler, handshakesAtOnce: Int = 0
+    ) -> SocketConnection? {
         let connection = SocketConnection(fd: fd, loop: loop, state: .open)
         connection.handler = handler
         if let tls {
@@ -84,8 +93,39 @@ public final class SocketConnection: @unchecked Sendable {
             connection.tls = session
         }
         loop.register(connection)
-        loop.watch(fd: fd, of: connection, .read)
+        loop.handshakeAdmission.limit = handshakesAtOnce
+        if loop.handshakeAdmission.arrive(connection) {
+            loop.watch(fd: fd, of: connection, .read)
+            connection.startHandshakeTurn()
+        } else {
+            // Waiting: unread, so a TLS ClientHello costs nothing until its turn.
+            connection.readingPaused = true
+            connection.waitingForTurn = true
+            loop.watch(fd: fd, of: connection, .none)
+        }
         return connection
+    }
+
+    private func startHandshakeTurn() {
+        waitingForTurn = false
+        holdsHandshakeTurn = true
+        resumeReading()
+        handler?.connectionMayStart(self)
+    }
+
+    /// The opening handshake is over (or no longer worth the turn): the loop's next waiting
+    /// connection starts. Closing ends the turn as well.
+    public func finishHandshakeTurn() {
+        guard holdsHandshakeTurn else { return }
+        holdsHandshakeTurn = false
+        var next = loop.handshakeAdmission.release()
+        while let connection = next {
+            if connection.state == .open && connection.waitingForTurn {
+                connection.startHandshakeTurn()
+                return
+            }
+            next = loop.handshakeAdmission.release()  // it left while waiting: pass the turn on
+        }
     }
 
     /// Connects to host:port (client side, for tests and the load tool). The handler
@@ -149,6 +189,10 @@ public final class SocketConnection: @unchecked Sendable {
             // here, or the level-triggered event would keep firing on the pending error.
             if failed || events & CEPOLL_OUT != 0 { writable() }
             guard state != .connecting else { return }
+        }
+        if failed && waitingForTurn {
+            closeNow()  // the client left before its turn: nothing of it is worth reading
+            return
         }
         if state != .closed && (failed || (events & CEPOLL_IN != 0 && !readingPaused)) { readAvailable() }
         if state != .closed && watchingWritable && events & CEPOLL_OUT != 0 { writable() }
@@ -313,6 +357,8 @@ public final class SocketConnection: @unchecked Sendable {
     private func release() {
         Glibc.close(fd)
         loop.unregister(self)
+        waitingForTurn = false
+        finishHandshakeTurn()
         let handler = self.handler
         self.handler = nil
         tls = nil

@@ -63,6 +63,7 @@ extension ConfigurationKey {
     static let limitsConnectionRequestBurst = ConfigurationKey("limits.connectionRequestBurst", .integer)
     static let limitsMaxRequestsInFlight = ConfigurationKey("limits.maxRequestsInFlight", .integer)
     static let limitsHandshakeTimeoutSeconds = ConfigurationKey("limits.handshakeTimeoutSeconds", .integer)
+    static let limitsHandshakesAtOnce = ConfigurationKey("limits.handshakesAtOnce", .integer)
     static let limitsIdleTimeoutSeconds = ConfigurationKey("limits.idleTimeoutSeconds", .integer)
     static let limitsPongTimeoutSeconds = ConfigurationKey("limits.pongTimeoutSeconds", .integer)
     static let limitsCloseTimeoutSeconds = ConfigurationKey("limits.closeTimeoutSeconds", .integer)
@@ -85,7 +86,7 @@ extension ConfigurationKey {
         .limitsMaxConnectionsPerUser, .limitsMaxTextLength, .limitsMaxMessageBytes,
         .limitsMaxQueuedOutputBytes, .limitsSlowConsumerSeconds,
         .limitsConnectionRequestsPerSecond, .limitsConnectionRequestBurst, .limitsMaxRequestsInFlight,
-        .limitsHandshakeTimeoutSeconds, .limitsIdleTimeoutSeconds,
+        .limitsHandshakeTimeoutSeconds, .limitsHandshakesAtOnce, .limitsIdleTimeoutSeconds,
         .limitsPongTimeoutSeconds, .limitsCloseTimeoutSeconds,
         .pushSink, .pushFile, .pushWebhookURL,
         .logLevel,

@@ -19,6 +19,9 @@ extension GatewayConfiguration {
         /// Requests per connection handed to the core and not yet answered.
         public var maxRequestsInFlight: Int
         public var handshakeTimeoutSeconds: Int
+        /// Connections of one event loop in their opening handshake (TLS, the upgrade) at
+        /// once; later arrivals wait their turn unread, for up to `handshakeTimeoutSeconds`.
+        public var handshakesAtOnce: Int
         /// Silence after which the gateway sends a ping.
         public var idleTimeoutSeconds: Int
         /// Time after that ping within which a pong must arrive.
@@ -39,6 +42,7 @@ extension GatewayConfiguration {
             connectionRequestBurst: Int = 100,
             maxRequestsInFlight: Int = 64,
             handshakeTimeoutSeconds: Int = 10,
+            handshakesAtOnce: Int = 64,
             idleTimeoutSeconds: Int = 60,
             pongTimeoutSeconds: Int = 30,
             closeTimeoutSeconds: Int = 5
@@ -55,6 +59,7 @@ extension GatewayConfiguration {
             self.connectionRequestBurst = connectionRequestBurst
             self.maxRequestsInFlight = maxRequestsInFlight
             self.handshakeTimeoutSeconds = handshakeTimeoutSeconds
+            self.handshakesAtOnce = handshakesAtOnce
             self.idleTimeoutSeconds = idleTimeoutSeconds
             self.pongTimeoutSeconds = pongTimeoutSeconds
             self.closeTimeoutSeconds = closeTimeoutSeconds
@@ -84,6 +89,7 @@ extension GatewayConfiguration.Limits {
             (.limitsConnectionRequestBurst, \.connectionRequestBurst),
             (.limitsMaxRequestsInFlight, \.maxRequestsInFlight),
             (.limitsHandshakeTimeoutSeconds, \.handshakeTimeoutSeconds),
+            (.limitsHandshakesAtOnce, \.handshakesAtOnce),
             (.limitsIdleTimeoutSeconds, \.idleTimeoutSeconds),
             (.limitsPongTimeoutSeconds, \.pongTimeoutSeconds),
             (.limitsCloseTimeoutSeconds, \.closeTimeoutSeconds),

@@ -25,6 +25,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
     /// The request phases' payloads are boxed (`indirect`), so a connection that
     /// became a WebSocket keeps a word here, not a request parser.
     private enum Phase {
+        /// Accepted, waiting for the loop's turn to handshake (`connectionMayStart`); not read.
+        case waitingForTurn(since: UInt64)
         indirect case request(HTTPRequestParser, since: UInt64)
         /// The request is complete; its answer needs the chat core first.
         indirect case deciding(HTTPRequest, leftover: [UInt8])
@@ -50,7 +52,12 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     init(context: Context, tick: UInt64) {
         self.context = context
-        phase = .request(HTTPRequestParser(), since: tick)
+        phase = .waitingForTurn(since: tick)
+    }
+
+    func connectionMayStart(_ connection: SocketConnection) {
+        guard case .waitingForTurn = phase else { return }
+        phase = .request(HTTPRequestParser(), since: connection.loop.tick)
     }
 
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
@@ -102,7 +109,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             channel.close(code: .slowConsumer, reason: "slow consumer")
         case .deciding:
             abandon(connection)
-        case .request, .abandoned, .done:
+        case .waitingForTurn, .request, .abandoned, .done:
             if case .request = phase { phase = .done }
             connection.closeNow()
         }
@@ -125,7 +132,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 respond(HTTPResponse.error(status: error.status, code: "ERR_BAD_REQUEST", message: error.message),
                         keepAlive: false, on: connection)
             }
-        case .abandoned:
+        case .abandoned, .waitingForTurn:
             break
         case .deciding(let request, let leftover):
             // A client that pipelines frames before its 101 arrives: keep them, within reason.
@@ -166,6 +173,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             respond(response, keepAlive: keepAlive, on: connection)
             if keepAlive { pipelined = leftover }
         case .upgrade(let upgrade, let application):
+            connection.finishHandshakeTurn()
             connection.write(WebSocketHandshake.response(for: upgrade).serialized())
             let state = WebSocketConnection(role: .server, maxMessageBytes: settings.maxMessageBytes, deflate: upgrade.deflate)
             let channel = WebSocketChannel(socket: connection, protocolState: state, application: application,
@@ -218,6 +226,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     }
 
     private func respond(_ response: HTTPResponse, keepAlive: Bool, on connection: SocketConnection) {
+        connection.finishHandshakeTurn()
         answered += 1
         connection.write(response.serialized(closeConnection: !keepAlive))
         if keepAlive {
@@ -242,7 +251,18 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     func connectionTick(_ connection: SocketConnection, tick: UInt64) {
         switch phase {
+        case .waitingForTurn(let since):
+            // Waiting is bounded like the handshake itself, and counted apart from it.
+            if tick >= since + settings.timeouts.handshake {
+                phase = .done
+                observer.handshakeRejected(connection, status: 408, reason: "no handshake turn within the handshake timeout")
+                connection.closeNow()
+            }
         case .request(let parser, let since):
+            if tick >= since + settings.timeouts.handshakeTurn {
+                // A peer this slow holds its connection, not the others' turns.
+                connection.finishHandshakeTurn()
+            }
             if tick >= since + settings.timeouts.handshake {
                 phase = .done
                 if isIdleBetweenRequests(parser) {
@@ -271,6 +291,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
             connection.close()
         case .request, .deciding:
             break
+        case .waitingForTurn:
+            phase = .done
+            connection.closeNow()
         case .abandoned, .done:
             connection.closeNow()
         }

@@ -16,6 +16,7 @@ extension TransportSettings {
             idle: UInt64(configuration.limits.idleTimeoutSeconds),
             pongTimeout: UInt64(configuration.limits.pongTimeoutSeconds),
             close: UInt64(configuration.limits.closeTimeoutSeconds))
+        handshakesAtOnce = configuration.limits.handshakesAtOnce
         echoEnabled = configuration.conformance.echo
     }
 }

@@ -5,6 +5,11 @@ struct TransportSettings: Sendable {
     struct Timeouts: Sendable {
         /// Seconds a client may take to send its upgrade request.
         var handshake: UInt64 = 10
+        /// Seconds a connection keeps its handshake turn (`limits.handshakesAtOnce`) while
+        /// still handshaking: long enough for any client that is not stalling, short enough
+        /// that stalling connections do not hold new arrivals back for the whole handshake
+        /// timeout. It keeps the rest of that timeout.
+        var handshakeTurn: UInt64 = 2
         /// Seconds of silence before a ping.
         var idle: UInt64 = 60
         /// Seconds to wait for any answer to that ping.
@@ -24,5 +29,7 @@ struct TransportSettings: Sendable {
     /// `limits.maxQueuedOutputBytes` and `limits.slowConsumerSeconds`, for every accepted connection.
     var outputBound = OutputBound()
     var timeouts = Timeouts()
+    /// `limits.handshakesAtOnce`: each loop's bound on connections in their opening handshake (0: none).
+    var handshakesAtOnce = 0
     var echoEnabled = false
 }
