@@ -28,6 +28,9 @@ struct HandshakesCommand: ParsableCommand {
     @Option(name: .customLong("user-prefix"), help: "Prefix of the user ids the run creates.")
     var userPrefix = "hs"
 
+    @Option(help: "The gateway's process id (same machine): its CPU time per handshake, from /proc.")
+    var pid: Int32?
+
     func validate() throws {
         guard connections >= 1, connectRate > 0, connectTimeout > 0 else {
             throw ValidationError("--connections, --connect-rate and --connect-timeout must be positive")
@@ -37,10 +40,15 @@ struct HandshakesCommand: ParsableCommand {
     func run() throws {
         let setup = try ScenarioSetup(gateway: gateway)
         let tokens = try setup.provisionUsers(connections, prefix: userPrefix)
+        let gatewayCPU = pid.map(ProcessCPU.init(pid:))
+        let before = gatewayCPU?.seconds()
+        var during: Double?
         let outcome = setup.holdConnections(tokens: tokens, scenario: "handshakes", connectRate: connectRate,
-                                            connectTimeout: connectTimeout, hold: 0)
+                                            connectTimeout: connectTimeout, hold: 0) { during = gatewayCPU?.seconds() }
+        var gatewaySeconds: Double?
+        if let before, let during { gatewaySeconds = during - before }
         let report = HandshakeReport(connections: connections, transport: setup.address.tls ? "wss" : "ws",
-                                     connectRate: connectRate, outcome: outcome)
+                                     connectRate: connectRate, outcome: outcome, gatewayCPUSeconds: gatewaySeconds)
         Console.output(gateway.json ? report.json() : report.table())
         if !report.isClean { throw ExitCode(1) }
     }
@@ -52,11 +60,18 @@ struct HandshakeReport {
     var transport: String
     var connectRate: Double
     var outcome: RunOutcome
+    /// The gateway's CPU time from the first connect until every upgrade was answered.
+    var gatewayCPUSeconds: Double?
 
     private var made: Int { outcome.counters.connected }
     private var failed: Int { outcome.counters.connectFailed + outcome.connectTimedOut }
     private var perSecond: Double { outcome.connectSeconds > 0 ? Double(made) / outcome.connectSeconds : 0 }
     var isClean: Bool { failed == 0 && made == connections }
+    /// Milliseconds of gateway CPU per completed handshake.
+    private var gatewayMillisecondsEach: Double? {
+        guard let gatewayCPUSeconds, made > 0 else { return nil }
+        return gatewayCPUSeconds * 1000 / Double(made)
+    }
 
     func table() -> String {
         let h = outcome.handshakeLatency
@@ -66,6 +81,9 @@ struct HandshakeReport {
         rows.append(("connections", "made \(made), failed \(failed) in \(Format.fixed(outcome.connectSeconds, 2)) s"))
         rows.append(("throughput", "\(Format.grouped(Int(perSecond))) handshakes/s"))
         rows.append(("latency ms", "p50 \(ms(50)), p90 \(ms(90)), p99 \(ms(99)), max \(Format.fixed(h.maxMilliseconds, 2))"))
+        if let gatewayCPUSeconds, let each = gatewayMillisecondsEach {
+            rows.append(("gateway CPU", "\(Format.fixed(gatewayCPUSeconds, 2)) s, \(Format.fixed(each, 3)) ms per handshake"))
+        }
         rows.append(("tool CPU", "user \(Format.fixed(outcome.cpuTotal.user, 2)) s, sys \(Format.fixed(outcome.cpuTotal.system, 2)) s"))
         for (reason, count) in outcome.connectFailures.sorted(by: { $0.key < $1.key }) {
             rows.append(("connect failure", "\(count) × \(reason)"))
@@ -88,6 +106,10 @@ struct HandshakeReport {
         add("perSecond", number(perSecond))
         add("latencyMs", "{\"p50\":\(number(h.milliseconds(atPercentile: 50))),\"p99\":\(number(h.milliseconds(atPercentile: 99))),\"max\":\(number(h.maxMilliseconds))}")
         add("cpuSeconds", "{\"user\":\(number(outcome.cpuTotal.user)),\"system\":\(number(outcome.cpuTotal.system))}")
+        if let gatewayCPUSeconds, let each = gatewayMillisecondsEach {
+            add("gatewayCPUSeconds", number(gatewayCPUSeconds))
+            add("gatewayMsPerHandshake", number(each))
+        }
         add("clean", String(isClean))
         return "{" + fields.joined(separator: ",") + "}\n"
     }

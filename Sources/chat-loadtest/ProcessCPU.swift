@@ -3,8 +3,8 @@ import Glibc
 #endif
 
 /// Another process's CPU time, all its threads, from /proc/PID/stat (`utime` + `stime`, in
-/// clock ticks, 10 ms here): what the gateway spent over a phase of the storm.
-struct StormProcessCPU: Sendable {
+/// clock ticks, 10 ms here): what the gateway spent over a phase of a run.
+struct ProcessCPU: Sendable {
     let pid: Int32
     private static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 

@@ -80,7 +80,7 @@ struct StormCommand: ParsableCommand {
         guard phaseTimeout > 0, settle >= 0, requestsPerSecond >= 0, requestBurst >= 1, (1...100).contains(pageLimit) else {
             throw ValidationError("--phase-timeout > 0, --settle ≥ 0, --requests-per-second ≥ 0, --request-burst ≥ 1, --page-limit 1…100")
         }
-        if let gatewayPID, StormProcessCPU(pid: gatewayPID).seconds() == nil {
+        if let gatewayPID, ProcessCPU(pid: gatewayPID).seconds() == nil {
             throw ValidationError("no readable /proc/\(gatewayPID)/stat")
         }
     }

@@ -18,7 +18,7 @@ final class StormRun {
     private let group: EventLoopGroup
     private let clients: [StormClient]
     private let publishers: [StormPublisher]
-    private let gatewayCPU: StormProcessCPU?
+    private let gatewayCPU: ProcessCPU?
 
     init(settings: StormSettings, setup: ScenarioSetup, roster: StormProvisioner.Roster) {
         self.settings = settings
@@ -35,7 +35,7 @@ final class StormRun {
                            channelIDs: roster.channelIDs, runTag: runTag, textSize: settings.textSize, window: 32,
                            budget: StormRequestBudget(perSecond: settings.requestsPerSecond, burst: settings.requestBurst))
         }
-        gatewayCPU = settings.gatewayPID.map(StormProcessCPU.init(pid:))
+        gatewayCPU = settings.gatewayPID.map(ProcessCPU.init(pid:))
     }
 
     func run() -> StormOutcome {
