@@ -5,25 +5,6 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
     public init(_ description: String) { self.description = description }
 }
 
-/// One change to persist. Writes are applied in the order they were enqueued.
-public enum StoreWrite: Sendable {
-    case upsertUser(User)
-    case createChannel(Channel)
-    case setUserDeactivated(UserID, Bool)
-    /// Replaces the channel row (name, options, one-to-one flag) and its member list.
-    case updateChannel(Channel)
-    /// Stores a message; the store assigns `seq` (channel's last + 1) inside the transaction.
-    case insertMessage(Message)
-    case setBlock(blocker: UserID, blocked: UserID, isBlocked: Bool, at: Milliseconds)
-}
-
-/// What a committed write produced.
-public enum StoreWriteResult: Sendable, Equatable {
-    case done
-    /// The message as stored, with its `seq`.
-    case message(Message)
-}
-
 /// Everything the gateway keeps in memory, loaded once at start.
 public struct StoreSnapshot: Sendable {
     public var users: [User] = []

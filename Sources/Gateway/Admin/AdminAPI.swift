@@ -198,11 +198,11 @@ extension AdminAPI {
         _ = try service.directory.user(user)
         guard !targets.isEmpty else { throw ChatError(.badRequest, "userIds must list 1 to 100 users") }
         guard targets.count <= 100 else { throw ChatError(.tooManyIDs, "userIds holds more than 100 ids") }
-        service.setBlocks(id: .null, session: nil, blocker: user, targets: targets, isBlocked: isBlocked) { results in
-            if results.isEmpty {
-                respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
-            } else {
+        service.setBlocks(blocker: user, targets: targets, isBlocked: isBlocked) { results in
+            if let results {
                 respond(Self.ok { ChatService.writeResults(results, to: &$0) })
+            } else {
+                respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
             }
         }
     }

@@ -2,65 +2,21 @@ import ChatCore
 import Storage
 
 extension ChatService {
-    /// Blocks or unblocks `targets` for `blocker` (PROTOCOL.md §4, §5). Every live
-    /// session of both users has the change queued on its loop before anything
-    /// later, and the reply goes out only after the change committed.
-    func setBlocks(id: JSONValue, session: ChatSession?, blocker: UserID, targets: [UserID], isBlocked: Bool,
-                   respond: (@Sendable ([UserID: String]) -> Void)? = nil) {
-        var results: [UserID: String] = [:]
-        var changed: [UserID] = []
-        for target in targets where results[target] == nil {
-            if target == blocker {
-                results[target] = ErrorCode.cannotBlockSelf.rawValue
-            } else if directory.users[target] == nil {
-                results[target] = ErrorCode.userNotFound.rawValue
-            } else {
-                results[target] = "success"
-                if directory.blocks.hasBlocked(blocker, target) != isBlocked { changed.append(target) }
-            }
+    /// `user.block` / `user.unblock` from a client, decided by the engine.
+    func setBlocks(id: JSONValue, session: ChatSession, targets: [UserID], isBlocked: Bool) {
+        run(engine.setBlocks(targets, blocked: isBlocked, by: session.userID,
+                             for: .session(session.id, requestID: id), now: clock.now()))
+    }
+
+    /// The same from the admin API: `respond` gets each target's result, or nil when no
+    /// write committed.
+    func setBlocks(blocker: UserID, targets: [UserID], isBlocked: Bool,
+                   respond: @escaping @Sendable ([UserID: String]?) -> Void) {
+        lastAdminCall += 1
+        adminReplies[lastAdminCall] = { reply in
+            if case .blockResults(let results) = reply { respond(results) } else { respond(nil) }
         }
-        let now = clock.now()
-        let blockerNumber = number(for: blocker)
-        for target in changed {
-            if isBlocked { directory.blocks.block(blocker, target) } else { directory.blocks.unblock(blocker, target) }
-            let targetNumber = number(for: target)
-            forEachShard { $0.setBlock(blocker: (blocker, blockerNumber), blocked: (target, targetNumber), isBlocked: isBlocked) }
-            logger.info(isBlocked ? "user.block" : "user.unblock", metadata: ["user": "\(blocker)", "target": "\(target)"])
-        }
-        let final = results
-        let changedTargets = changed
-        let box = session.map(UncheckedBox.init)
-        let finish: @Sendable (Bool) -> Void = { [self] committed in
-            if let respond {
-                respond(committed ? final : [:])
-            } else if let session = box?.value {
-                if committed {
-                    reply(session, id: id) { w in Self.writeResults(final, to: &w) }
-                } else {
-                    reply(session, id: id, error: ChatError(.internalError, "storage failed; retry"))
-                }
-            }
-            guard committed else { return }
-            for target in changedTargets {
-                let event = SharedEvent(payload: WireEncoding.event(isBlocked ? "user.blocked" : "user.unblocked") { w in
-                    w.beginObject()
-                    w.key("userId"); w.string(target)
-                    w.endObject()
-                })
-                publish(event, toUsers: [blocker], excluding: box?.value)
-            }
-        }
-        guard let last = changed.last else {
-            finish(true)
-            return
-        }
-        for target in changed {
-            persist(.setBlock(blocker: blocker, blocked: target, isBlocked: isBlocked, at: now)) { outcome in
-                if target == last {
-                    if case .success = outcome { finish(true) } else { finish(false) }
-                }
-            }
-        }
+        run(engine.setBlocks(targets, blocked: isBlocked, by: blocker, for: .admin(lastAdminCall), now: clock.now()))
     }
 
     static func writeResults(_ results: [UserID: String], to w: inout JSONWriter) {

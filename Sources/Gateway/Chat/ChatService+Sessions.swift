@@ -56,9 +56,11 @@ extension ChatService {
         user.lastSeenAt = clock.now()
         directory.upsert(user)
         persistUserInBackground(user.id)
-        let session = ChatSession(userID: user.id, userNumber: number(for: user.id), device: device, hideBlocked: hideBlocked,
-                                  expiresAt: identity.expiresAt, loop: loop, service: self)
+        lastSessionID += 1
+        let session = ChatSession(id: lastSessionID, userID: user.id, userNumber: number(for: user.id), device: device,
+                                  hideBlocked: hideBlocked, expiresAt: identity.expiresAt, loop: loop, service: self)
         sessions[user.id, default: []].append(session)
+        sessionsByID[session.id] = session
         directory.setOnline(user.id, true)
         let channels = directory.channelIDs(of: user.id)
         let blocked = Set(directory.blocks.blocked(by: user.id).map(number(for:)))
@@ -80,6 +82,7 @@ extension ChatService {
         let box = UncheckedBox(session)
         inbox.async { [self] in
             let session = box.value
+            sessionsByID[session.id] = nil
             sessions[session.userID]?.removeAll { $0 === session }
             if sessions[session.userID]?.isEmpty == true {
                 sessions[session.userID] = nil

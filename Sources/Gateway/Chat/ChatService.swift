@@ -39,8 +39,18 @@ final class ChatService: @unchecked Sendable {
     let metrics: GatewayMetrics
 
     /// Core state, touched only on `queue`.
-    var directory = ChatDirectory()
+    var engine = ChatEngine()
+    var directory: ChatDirectory {
+        get { engine.directory }
+        _modify { yield &engine.directory }
+    }
     var sessions: [UserID: [ChatSession]] = [:]
+    /// Live sessions by id, for the engine's replies.
+    var sessionsByID: [SessionID: ChatSession] = [:]
+    var lastSessionID: SessionID = 0
+    /// Admin API calls waiting for the engine's reply, by number.
+    var adminReplies: [UInt64: @Sendable (EngineReply) -> Void] = [:]
+    var lastAdminCall: UInt64 = 0
     let ids = IdentifierGenerator()
     private var shards: [Int: HubShard] = [:]
     private var userNumbers: [UserID: UserNumber] = [:]
@@ -183,9 +193,9 @@ final class ChatService: @unchecked Sendable {
         case .userUpdate(let name, let image, let metadata):
             userUpdate(id: id, session: session, name: name, image: image, metadata: metadata)
         case .userBlock(let targets):
-            setBlocks(id: id, session: session, blocker: user, targets: targets, isBlocked: true)
+            setBlocks(id: id, session: session, targets: targets, isBlocked: true)
         case .userUnblock(let targets):
-            setBlocks(id: id, session: session, blocker: user, targets: targets, isBlocked: false)
+            setBlocks(id: id, session: session, targets: targets, isBlocked: false)
         case .userBlockedList(let direction, let limit, let search, let userIDs, let cursor):
             try blockedList(id: id, session: session, direction: direction, limit: limit, search: search, userIDs: userIDs, cursor: cursor)
         case .channelCreate(let type, let userIDs, let name, let distinct, let push):

@@ -5,6 +5,7 @@ import WebSocket
 /// One authenticated `/v1/ws` connection: decodes requests on its loop, hands
 /// them to the service, and writes replies and events. Lives on its loop.
 final class ChatSession: WebSocketApplication {
+    let id: SessionID
     let userID: UserID
     let userNumber: UserNumber
     let device: String?
@@ -24,8 +25,9 @@ final class ChatSession: WebSocketApplication {
     private var expiringSent = false
     private var budget: RequestBudget
 
-    init(userID: UserID, userNumber: UserNumber, device: String?, hideBlocked: Bool, expiresAt: Milliseconds,
-         loop: EventLoop, service: ChatService) {
+    init(id: SessionID, userID: UserID, userNumber: UserNumber, device: String?, hideBlocked: Bool,
+         expiresAt: Milliseconds, loop: EventLoop, service: ChatService) {
+        self.id = id
         self.userID = userID
         self.userNumber = userNumber
         self.device = device

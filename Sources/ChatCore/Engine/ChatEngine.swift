@@ -1,0 +1,40 @@
+/// The chat core's decisions as a value: it owns the directory and the writes in flight,
+/// takes requests and write outcomes, and answers with effects for a driver to carry out
+/// (`EngineEffect`). Sans-IO: no queue, no clock (`now` is an argument), no store.
+///
+/// State changes only with what committed: a mutation is planned against the directory,
+/// persisted, and applied when its write commits; a write that fails leaves memory as it
+/// was, so a retry finds the change still to make and writes it again.
+public struct ChatEngine: Sendable {
+    /// Requests the engine does not decide yet are still applied to it by the gateway's
+    /// driver directly; those it decides change it only on commit.
+    public var directory: ChatDirectory
+    private var lastWriteID: WriteID = 0
+    /// Block writes in flight, by write.
+    var blockWrites: [WriteID: BlockWrite] = [:]
+    /// Block requests waiting for their writes, by batch.
+    var blockBatches: [UInt64: BlockBatch] = [:]
+    var lastBatchID: UInt64 = 0
+    /// For each (blocker, blocked) pair with writes in flight: the value the last of them
+    /// sets, and how many there are. A request decides against it, not against the
+    /// directory, so a block followed at once by an unblock still writes the unblock.
+    var pendingBlocks: [BlockPair: (isBlocked: Bool, writes: Int)] = [:]
+
+    public init(directory: ChatDirectory = ChatDirectory()) {
+        self.directory = directory
+    }
+
+    /// Writes in flight (for tests and metrics).
+    public var writesInFlight: Int { blockWrites.count }
+
+    mutating func nextWriteID() -> WriteID {
+        lastWriteID &+= 1
+        return lastWriteID
+    }
+
+    /// The outcome of a write the engine asked for.
+    public mutating func committed(_ write: WriteID, _ outcome: WriteOutcome) -> [EngineEffect] {
+        if let block = blockWrites.removeValue(forKey: write) { return blockCommitted(block, outcome) }
+        return []
+    }
+}

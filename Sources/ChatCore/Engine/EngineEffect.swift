@@ -1,0 +1,47 @@
+/// Names one write the engine asked for, so its outcome finds the request it belongs to.
+public typealias WriteID = UInt64
+
+/// Names one live client connection (the gateway's connection id).
+public typealias SessionID = UInt64
+
+/// Who asked, and where the answer goes.
+public enum Requester: Sendable, Equatable {
+    /// A client connection's request, with the `id` its reply echoes.
+    case session(SessionID, requestID: JSONValue)
+    /// A call of the admin API, numbered by the driver.
+    case admin(UInt64)
+
+    /// The session to leave out of events about the caller's own change.
+    public var session: SessionID? {
+        if case .session(let id, _) = self { return id }
+        return nil
+    }
+}
+
+/// An answer, for the driver to encode for its requester (a client reply or an admin response).
+public enum EngineReply: Sendable, Equatable {
+    /// `user.block` / `user.unblock`: `success` or an `ERR_*` code per requested user id.
+    case blockResults([UserID: String])
+    case failure(ChatError)
+}
+
+/// What the result of a write is, as the engine needs it.
+public enum WriteOutcome: Sendable, Equatable {
+    case committed(StoreWriteResult)
+    case failed
+}
+
+/// Something the engine decided should happen: the driver carries the effects out in
+/// order (the engine itself does no I/O, reads no clock and touches no queue).
+public enum EngineEffect: Sendable, Equatable {
+    /// Enqueue the write; report its outcome with `ChatEngine.committed(_:_:)`.
+    case persist(WriteID, StoreWrite)
+    case reply(Requester, EngineReply)
+    /// Update the block sets of both users' live sessions (their fan-out filter), before
+    /// anything that follows.
+    case setBlock(blocker: UserID, blocked: UserID, isBlocked: Bool)
+    /// Send one event (its JSON text) to every live session of `users` but `excluding`.
+    case publishToUsers([UserID], payload: [UInt8], excluding: SessionID?)
+    /// A line for the operations log.
+    case log(event: String, metadata: [String: String])
+}

@@ -1,0 +1,20 @@
+/// One change for the store to persist: what the engine asks for (`EngineEffect.persist`)
+/// and the store applies, in the order the writes were enqueued.
+public enum StoreWrite: Sendable, Equatable {
+    case upsertUser(User)
+    case createChannel(Channel)
+    case setUserDeactivated(UserID, Bool)
+    /// Replaces the channel row (name, options, one-to-one flag) and its member list.
+    case updateChannel(Channel)
+    /// Stores a message; the store assigns `seq` (channel's last + 1) inside the transaction.
+    case insertMessage(Message)
+    case setBlock(blocker: UserID, blocked: UserID, isBlocked: Bool, at: Milliseconds)
+}
+
+/// What a committed write produced.
+public enum StoreWriteResult: Sendable, Equatable {
+    case done
+    /// The message as stored, with its `seq`.
+    case message(Message)
+}
+
