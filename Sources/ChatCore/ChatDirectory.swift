@@ -169,6 +169,18 @@ public struct ChatDirectory: Sendable {
                                      name: String, distinct: Bool, pushFromBlockedUsers: Bool, now: Milliseconds) throws(ChatError)
         -> (channel: Channel, created: Bool)
     {
+        let plan = try planGroup(id: id, creator: creator, members: members, declined: declined, name: name, distinct: distinct,
+                                 pushFromBlockedUsers: pushFromBlockedUsers, now: now)
+        if plan.created { install(plan.channel) }
+        return plan
+    }
+
+    /// `createGroup` without changing anything: the channel it would create (to `install`
+    /// once stored), or the existing distinct channel (`created` false).
+    public func planGroup(id: ChannelID, creator: UserID, members: [UserID], declined: Set<UserID> = [],
+                          name: String, distinct: Bool, pushFromBlockedUsers: Bool, now: Milliseconds) throws(ChatError)
+        -> (channel: Channel, created: Bool)
+    {
         var requested: [UserID] = []
         for member in members where !requested.contains(member) {
             guard users[member] != nil else { throw ChatError(.userNotFound, "no user \(member)") }
@@ -188,23 +200,45 @@ public struct ChatDirectory: Sendable {
         let channel = Channel(id: id, type: .group, name: name, members: real, distinct: distinct,
                               isOneToOne: requested.count == 2, pushFromBlockedUsers: pushFromBlockedUsers,
                               createdAt: now, createdBy: creator, inviterViews: views)
-        insert(channel)
         return (channel, true)
+    }
+
+    /// The key under which a distinct channel of `members` is found (any order, no repeats).
+    public static func distinctKey(of members: [UserID]) -> String { distinctKey(members) }
+
+    /// Makes `channel` (created or changed elsewhere: planned, then stored) part of the
+    /// directory, with its memberships and distinct keys.
+    public mutating func install(_ channel: Channel) {
+        insert(channel)
     }
 
     /// Creates an open channel; its creator is its first participant.
     public mutating func createOpen(id: ChannelID, creator: UserID?, name: String, pushFromBlockedUsers: Bool,
                                     now: Milliseconds) -> Channel {
-        let channel = Channel(id: id, type: .open, name: name, members: creator.map { [$0] } ?? [],
-                              pushFromBlockedUsers: pushFromBlockedUsers, createdAt: now, createdBy: creator ?? "")
+        let channel = Self.planOpen(id: id, creator: creator, name: name, pushFromBlockedUsers: pushFromBlockedUsers, now: now)
         insert(channel)
         return channel
+    }
+
+    public static func planOpen(id: ChannelID, creator: UserID?, name: String, pushFromBlockedUsers: Bool,
+                                now: Milliseconds) -> Channel {
+        Channel(id: id, type: .open, name: name, members: creator.map { [$0] } ?? [],
+                pushFromBlockedUsers: pushFromBlockedUsers, createdAt: now, createdBy: creator ?? "")
     }
 
     /// Adds users to a group channel; returns it, who was new, and whether the inviter's
     /// view changed (a `declined` invitee, one who blocked the inviter, joins only that view:
     /// §5). A third member ends the channel's 1-to-1 status for good.
     public mutating func invite(_ id: ChannelID, by inviter: UserID, users invitees: [UserID], declined: Set<UserID> = [])
+        throws(ChatError) -> (channel: Channel, added: [UserID], inviterViewChanged: Bool)
+    {
+        let plan = try planInvite(id, by: inviter, users: invitees, declined: declined)
+        if !plan.added.isEmpty || plan.inviterViewChanged { install(plan.channel) }
+        return plan
+    }
+
+    /// `invite` without changing anything.
+    public func planInvite(_ id: ChannelID, by inviter: UserID, users invitees: [UserID], declined: Set<UserID> = [])
         throws(ChatError) -> (channel: Channel, added: [UserID], inviterViewChanged: Bool)
     {
         var channel = try memberChannel(id, of: inviter)
@@ -230,31 +264,47 @@ public struct ChatDirectory: Sendable {
         }
         // Anyone joining a 1-to-1 makes it 1-to-N for good (PROTOCOL.md §5).
         channel.isOneToOne = false
-        insert(channel)
         return (channel, added, !shown.isEmpty)
     }
 
     public mutating func join(_ id: ChannelID, user: UserID) throws(ChatError) -> Channel {
+        let channel = try planJoin(id, user: user)
+        if channels[id]?.members != channel.members { insert(channel) }
+        return channel
+    }
+
+    /// `join` without changing anything (the channel as it is when `user` is in already).
+    public func planJoin(_ id: ChannelID, user: UserID) throws(ChatError) -> Channel {
         var channel = try visibleChannel(id, to: user)
         guard channel.type == .open else { throw ChatError(.forbidden, "only open channels can be joined") }
-        if !channel.members.contains(user) {
-            channel.members.append(user)
-            insert(channel)
-        }
+        if !channel.members.contains(user) { channel.members.append(user) }
         return channel
     }
 
     public mutating func leave(_ id: ChannelID, user: UserID) throws(ChatError) -> Channel {
+        let channel = try planLeave(id, user: user)
+        insert(channel)
+        return channel
+    }
+
+    /// `leave` without changing anything.
+    public func planLeave(_ id: ChannelID, user: UserID) throws(ChatError) -> Channel {
         var channel = try memberChannel(id, of: user)
         channel.members.removeAll { $0 == user }
         channel.inviterViews[user] = nil
         for (viewer, view) in channel.inviterViews { channel.inviterViews[viewer] = view.filter { $0 != user } }
-        insert(channel)
         return channel
     }
 
     /// Renames a channel or changes its push option; `user` nil is the app's backend (admin API).
     public mutating func update(_ id: ChannelID, by user: UserID?, name: String?, pushFromBlockedUsers: Bool?) throws(ChatError) -> Channel {
+        let channel = try planUpdate(id, by: user, name: name, pushFromBlockedUsers: pushFromBlockedUsers)
+        insert(channel)
+        return channel
+    }
+
+    /// `update` without changing anything.
+    public func planUpdate(_ id: ChannelID, by user: UserID?, name: String?, pushFromBlockedUsers: Bool?) throws(ChatError) -> Channel {
         var channel: Channel
         if let user {
             channel = try memberChannel(id, of: user)
@@ -269,7 +319,6 @@ public struct ChatDirectory: Sendable {
         }
         if let name { channel.name = name }
         if let pushFromBlockedUsers { channel.pushFromBlockedUsers = pushFromBlockedUsers }
-        insert(channel)
         return channel
     }
 

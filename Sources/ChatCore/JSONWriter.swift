@@ -87,6 +87,13 @@ public struct JSONWriter {
         needsComma = true
     }
 
+    /// Writes an already-encoded JSON value (a result the engine encoded once).
+    public mutating func raw(bytes json: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: json)
+        needsComma = true
+    }
+
     public mutating func value(_ value: JSONValue) {
         switch value {
         case .null: null()

@@ -33,3 +33,28 @@ extension [EngineEffect] {
         }
     }
 }
+
+extension EngineReply {
+    /// The result object of a `.result` reply, parsed.
+    var json: JSONValue? {
+        if case .result(let bytes) = self { return parseJSON(bytes) }
+        return nil
+    }
+
+    /// The members of a channel result, as the requester is shown them.
+    var members: [String]? {
+        json?["members"]?.arrayValue?.compactMap(\.stringValue)
+    }
+
+    var errorCode: ErrorCode? {
+        if case .failure(let error) = self { return error.code }
+        return nil
+    }
+}
+
+extension ChatEngine {
+    /// Settles every write in `effects` with `outcome`, in order, and returns what followed.
+    mutating func settle(_ effects: [EngineEffect], _ outcome: WriteOutcome) -> [EngineEffect] {
+        effects.persisted.flatMap { committed($0.id, outcome) }
+    }
+}

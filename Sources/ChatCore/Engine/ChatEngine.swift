@@ -6,6 +6,22 @@
 /// persisted, and applied when its write commits; a write that fails leaves memory as it
 /// was, so a retry finds the change still to make and writes it again.
 public struct ChatEngine: Sendable {
+    /// The configuration behind the engine's decisions (PROTOCOL.md §5 options).
+    public struct Settings: Sendable {
+        public var blockingMode = DeliveryPolicy.Mode.standard
+        public var revealBlockedBy = false
+        public var excludeFromInvitations = false
+
+        public init(blockingMode: DeliveryPolicy.Mode = .standard, revealBlockedBy: Bool = false,
+                    excludeFromInvitations: Bool = false) {
+            self.blockingMode = blockingMode
+            self.revealBlockedBy = revealBlockedBy
+            self.excludeFromInvitations = excludeFromInvitations
+        }
+    }
+
+    public let settings: Settings
+    let ids = IdentifierGenerator()
     /// Requests the engine does not decide yet are still applied to it by the gateway's
     /// driver directly; those it decides change it only on commit.
     public var directory: ChatDirectory
@@ -19,13 +35,20 @@ public struct ChatEngine: Sendable {
     /// sets, and how many there are. A request decides against it, not against the
     /// directory, so a block followed at once by an unblock still writes the unblock.
     var pendingBlocks: [BlockPair: (isBlocked: Bool, writes: Int)] = [:]
+    /// Channel writes in flight, by write.
+    var channelWrites: [WriteID: ChannelWrite] = [:]
+    /// Channels (and distinct member sets) with a write in flight, each with the requests
+    /// that wait for it to settle: one change at a time per channel, each planned against
+    /// what the one before committed.
+    var busyChannels: [String: [ChannelRequest]] = [:]
 
-    public init(directory: ChatDirectory = ChatDirectory()) {
+    public init(directory: ChatDirectory = ChatDirectory(), settings: Settings = Settings()) {
         self.directory = directory
+        self.settings = settings
     }
 
     /// Writes in flight (for tests and metrics).
-    public var writesInFlight: Int { blockWrites.count }
+    public var writesInFlight: Int { blockWrites.count + channelWrites.count }
 
     mutating func nextWriteID() -> WriteID {
         lastWriteID &+= 1
@@ -35,6 +58,7 @@ public struct ChatEngine: Sendable {
     /// The outcome of a write the engine asked for.
     public mutating func committed(_ write: WriteID, _ outcome: WriteOutcome) -> [EngineEffect] {
         if let block = blockWrites.removeValue(forKey: write) { return blockCommitted(block, outcome) }
+        if let change = channelWrites.removeValue(forKey: write) { return channelCommitted(change, outcome) }
         return []
     }
 }

@@ -22,6 +22,8 @@ public enum Requester: Sendable, Equatable {
 public enum EngineReply: Sendable, Equatable {
     /// `user.block` / `user.unblock`: `success` or an `ERR_*` code per requested user id.
     case blockResults([UserID: String])
+    /// A result object, already encoded (a channel as the requester sees it, `{}`).
+    case result([UInt8])
     case failure(ChatError)
 }
 
@@ -40,6 +42,9 @@ public enum EngineEffect: Sendable, Equatable {
     /// Update the block sets of both users' live sessions (their fan-out filter), before
     /// anything that follows.
     case setBlock(blocker: UserID, blocked: UserID, isBlocked: Bool)
+    /// Make the live sessions of `users` receive (or stop receiving) a channel's events.
+    case addToChannel([UserID], ChannelID)
+    case removeFromChannel([UserID], ChannelID)
     /// Send one event (its JSON text) to every live session of `users` but `excluding`.
     case publishToUsers([UserID], payload: [UInt8], excluding: SessionID?)
     /// A line for the operations log.

@@ -80,23 +80,4 @@ extension ChatService {
         w.key("next"); w.string(next)
         w.endObject()
     }
-
-    /// Invitees that land, and those who blocked the inviter: they are silently left out
-    /// (§5) and, unless `revealBlockedBy`, shown to the inviter as invited (`declined`). With `excludeFromInvitations`
-    /// or in strict mode, invitees the inviter blocked are dropped from both.
-    func sortInvitees(_ invitees: [UserID], inviter: UserID) -> (admitted: [UserID], declined: Set<UserID>) {
-        var admitted: [UserID] = []
-        var declined: Set<UserID> = []
-        for invitee in invitees {
-            if directory.blocks.hasBlocked(inviter, invitee)
-                && (settings.excludeFromInvitations || settings.blockingMode == .strict) { continue }
-            if invitee != inviter && directory.blocks.hasBlocked(invitee, inviter) {
-                // Where blocks are revealed anyway, the inviter simply sees who is in.
-                if !settings.revealBlockedBy { declined.insert(invitee) }
-            } else {
-                admitted.append(invitee)
-            }
-        }
-        return (admitted, declined)
-    }
 }

@@ -23,6 +23,10 @@ extension ChatService {
             case .setBlock(let blocker, let blocked, let isBlocked):
                 let numbers = (number(for: blocker), number(for: blocked))
                 forEachShard { $0.setBlock(blocker: (blocker, numbers.0), blocked: (blocked, numbers.1), isBlocked: isBlocked) }
+            case .addToChannel(let users, let channel):
+                forEachShard { $0.add(users: users, to: channel) }
+            case .removeFromChannel(let users, let channel):
+                forEachShard { $0.remove(users: users, from: channel) }
             case .publishToUsers(let users, let payload, let excluding):
                 publish(SharedEvent(payload: payload), toUsers: users, excluding: excluding.flatMap { sessionsByID[$0] })
             case .log(let event, let metadata):
@@ -39,6 +43,8 @@ extension ChatService {
             switch answer {
             case .blockResults(let results):
                 reply(session, id: requestID) { w in Self.writeResults(results, to: &w) }
+            case .result(let json):
+                reply(session, id: requestID) { $0.raw(bytes: json) }
             case .failure(let error):
                 reply(session, id: requestID, error: error)
             }

@@ -85,6 +85,9 @@ final class ChatService: @unchecked Sendable {
         if settings.openChannelMessagesPerSecond > 0 {
             openChannelRates = SlidingWindowLimiter(limit: settings.openChannelMessagesPerSecond)
         }
+        engine = ChatEngine(settings: ChatEngine.Settings(
+            blockingMode: settings.blockingMode, revealBlockedBy: settings.revealBlockedBy,
+            excludeFromInvitations: settings.excludeFromInvitations))
         for loop in loops { shards[loop.index] = HubShard(loop: loop, metrics: metrics) }
         let snapshot = try store.loadSnapshot()
         directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
@@ -199,20 +202,21 @@ final class ChatService: @unchecked Sendable {
         case .userBlockedList(let direction, let limit, let search, let userIDs, let cursor):
             try blockedList(id: id, session: session, direction: direction, limit: limit, search: search, userIDs: userIDs, cursor: cursor)
         case .channelCreate(let type, let userIDs, let name, let distinct, let push):
-            try channelCreate(id: id, session: session, type: type, invitees: userIDs, name: name, distinct: distinct, push: push)
+            changeChannel(.create(type: type, userIDs: userIDs, name: name, distinct: distinct, pushFromBlockedUsers: push),
+                          id: id, session: session)
         case .channelGet(let channelID):
             let channel = try directory.visibleChannel(channelID, to: user)
             reply(session, id: id) { writeChannel(channel, for: user, to: &$0) }
         case .channelList(let limit, let cursor):
             try channelList(id: id, session: session, limit: limit, cursor: cursor)
         case .channelInvite(let channelID, let userIDs):
-            try channelInvite(id: id, session: session, channelID: channelID, invitees: userIDs)
+            changeChannel(.invite(channelID, userIDs), id: id, session: session)
         case .channelJoin(let channelID):
-            try channelJoin(id: id, session: session, channelID: channelID)
+            changeChannel(.join(channelID), id: id, session: session)
         case .channelLeave(let channelID):
-            try channelLeave(id: id, session: session, channelID: channelID)
+            changeChannel(.leave(channelID), id: id, session: session)
         case .channelUpdate(let channelID, let name, let push):
-            try channelUpdate(id: id, session: session, channelID: channelID, name: name, push: push)
+            changeChannel(.update(channelID, name: name, pushFromBlockedUsers: push), id: id, session: session)
         case .messageSend(let channelID, let text, let data, let clientMessageID):
             try messageSend(id: id, session: session, channelID: channelID, text: text, dataJSON: data, clientMessageID: clientMessageID)
         case .messageHistory(let channelID, let before, let after, let limit, let cursor):
