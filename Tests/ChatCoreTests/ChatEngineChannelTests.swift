@@ -149,4 +149,29 @@ struct ChatEngineChannelTests {
         #expect(done.replies.first?.reply.members == ["alice", "bob"])
         #expect(done.contains(.addToChannel(["alice"], id)))
     }
+
+    @Test("the admin API defines a channel with its own id on commit, refuses an id in use, and may change pushFromBlockedUsers")
+    func adminChannels() {
+        var engine = makeEngine(users: ["alice", "bob"])
+        let define = ChannelCommand.define("c_fixed", type: .group, members: ["alice", "bob"], name: "team", distinct: false,
+                                           pushFromBlockedUsers: false)
+        let asked = engine.changeChannel(define, by: "", for: .admin(1), now: 1)
+        #expect(engine.directory.channels["c_fixed"] == nil)
+        let again = engine.changeChannel(define, by: "", for: .admin(2), now: 2)
+        #expect(again.isEmpty, "a second define of the same id waits for the first")
+        let failed = engine.settle(asked, .failed)
+        #expect(failed.replies.map(\.to) == [.admin(1)], "the waiting define is written, not answered")
+        #expect(failed.replies.first?.reply.errorCode == .internalError)
+        guard failed.persisted.count == 1 else {
+            Issue.record("the waiting define was not written after the first failed")
+            return
+        }
+        _ = engine.settle(failed, .committed(.done))
+        #expect(engine.directory.channels["c_fixed"]?.members == ["alice", "bob"])
+        let taken = engine.changeChannel(define, by: "", for: .admin(3), now: 3)
+        #expect(taken.replies.first?.reply.errorCode == .badRequest)
+        let push = engine.changeChannel(.update("c_fixed", name: nil, pushFromBlockedUsers: true), by: "", for: .admin(4), now: 4)
+        _ = engine.settle(push, .committed(.done))
+        #expect(engine.directory.channels["c_fixed"]?.pushFromBlockedUsers == true)
+    }
 }

@@ -5,6 +5,9 @@ public enum ChannelCommand: Sendable, Equatable {
     case join(ChannelID)
     case leave(ChannelID)
     case update(ChannelID, name: String?, pushFromBlockedUsers: Bool?)
+    /// The app's backend creates a channel with its own id and members and no creator
+    /// (PROTOCOL.md §10 `POST /v1/admin/channels`).
+    case define(ChannelID, type: ChannelType, members: [UserID], name: String, distinct: Bool, pushFromBlockedUsers: Bool)
 }
 
 /// A channel request with who sent it, kept while the channel it changes is busy.
@@ -29,7 +32,8 @@ struct ChannelWrite: Sendable {
 }
 
 extension ChatEngine {
-    /// A channel change from a client (PROTOCOL.md §4): planned against the directory,
+    /// A channel change from a client (PROTOCOL.md §4) or the admin API (`by` "": the
+    /// backend, shown the channel as it is): planned against the directory,
     /// written, and applied (memberships, the hub, the reply, `channel.updated` to the
     /// other members) when the write commits. Changes to one channel go one at a time.
     public mutating func changeChannel(_ command: ChannelCommand, by user: UserID, for requester: Requester,
@@ -87,8 +91,31 @@ extension ChatEngine {
                          answersEmpty: true)
         case .update(let channelID, let name, let push):
             if park(request, on: channelID) { return [] }
-            let channel = try directory.planUpdate(channelID, by: user, name: name, pushFromBlockedUsers: push)
+            // The backend (admin API) may change any channel; a client only its own options (§4).
+            let actor: UserID? = request.requester.session == nil ? nil : user
+            let channel = try directory.planUpdate(channelID, by: actor, name: name, pushFromBlockedUsers: push)
             return write(.updateChannel(channel), channel, added: [], removed: [], for: request, keys: [channelID])
+        case .define(let channelID, let type, let members, let name, let distinct, let push):
+            if park(request, on: channelID) { return [] }
+            guard directory.channels[channelID] == nil else { throw ChatError(.badRequest, "channel \(channelID) exists") }
+            var channel: Channel
+            switch type {
+            case .group:
+                let distinctKey = distinct ? "\u{1D}" + ChatDirectory.distinctKey(of: members) : nil
+                if let distinctKey, park(request, on: distinctKey) { return [] }
+                let plan = try directory.planGroup(id: channelID, creator: "", members: members, name: name, distinct: distinct,
+                                                   pushFromBlockedUsers: push, now: request.now)
+                guard plan.created else { return [reply(plan.channel, to: request)] }
+                return write(.createChannel(plan.channel), plan.channel, added: plan.channel.members, removed: [],
+                             for: request, keys: [channelID] + (distinctKey.map { [$0] } ?? []))
+            case .open:
+                for member in members { _ = try directory.user(member) }
+                channel = ChatDirectory.planOpen(id: channelID, creator: nil, name: name, pushFromBlockedUsers: push,
+                                                 now: request.now)
+                for member in members where !channel.members.contains(member) { channel.members.append(member) }
+                return write(.createChannel(channel), channel, added: channel.members, removed: [], for: request,
+                             keys: [channelID])
+            }
         }
     }
 

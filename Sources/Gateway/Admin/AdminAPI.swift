@@ -139,36 +139,19 @@ struct AdminAPI: Sendable {
         }
         let now = service.clock.now()
         let id = try f.string("id") ?? service.ids.make(prefix: "c_", at: now)
-        guard service.directory.channels[id] == nil else { throw ChatError(.badRequest, "channel \(id) exists") }
-        let members = try f.stringArray("userIds") ?? []
-        let name = try f.string("name") ?? ""
-        let channel: Channel
-        switch type {
-        case .group:
-            let created = try service.directory.createGroup(
-                id: id, creator: "", members: members, name: name, distinct: try f.bool("distinct") ?? false,
-                pushFromBlockedUsers: try f.bool("pushFromBlockedUsers") ?? false, now: now)
-            guard created.created else {
-                let existing = created.channel
-                respond(Self.ok { service.writeChannel(existing, for: "", to: &$0) })
-                return
-            }
-            channel = created.channel
-        case .open:
-            for member in members { _ = try service.directory.user(member) }
-            channel = service.directory.createOpen(id: id, creator: nil, name: name,
-                                                   pushFromBlockedUsers: try f.bool("pushFromBlockedUsers") ?? false, now: now)
-            for member in members { _ = try service.directory.join(id, user: member) }
-        }
-        let stored = service.directory.channels[id] ?? channel
-        service.addToHub(stored.members, channel: id)
-        service.persist(.createChannel(stored)) { outcome in
-            switch outcome {
-            case .success:
-                respond(Self.ok { service.writeChannel(stored, for: "", to: &$0) })
-                service.announce(stored, excluding: nil)
-            case .failure:
-                respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
+        let command = ChannelCommand.define(
+            id, type: type, members: try f.stringArray("userIds") ?? [], name: try f.string("name") ?? "",
+            distinct: try f.bool("distinct") ?? false, pushFromBlockedUsers: try f.bool("pushFromBlockedUsers") ?? false)
+        service.changeChannel(command, respond: Self.respond(respond))
+    }
+
+    /// The HTTP answer to the engine's reply.
+    static func respond(_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> @Sendable (EngineReply) -> Void {
+        { reply in
+            switch reply {
+            case .result(let json): respond(Self.ok { $0.raw(bytes: json) })
+            case .blockResults(let results): respond(Self.ok { ChatService.writeResults(results, to: &$0) })
+            case .failure(let error): respond(Self.errorResponse(error))
             }
         }
     }
@@ -179,17 +162,8 @@ extension AdminAPI {
     /// any channel's options, including `pushFromBlockedUsers`, which members other than the
     /// creator may not.
     func updateChannel(_ id: ChannelID, _ f: JSONFields, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
-        let channel = try service.directory.update(id, by: nil, name: try f.string("name"),
-                                                   pushFromBlockedUsers: try f.bool("pushFromBlockedUsers"))
-        service.persist(.updateChannel(channel)) { outcome in
-            switch outcome {
-            case .success:
-                respond(Self.ok { service.writeChannel(channel, for: "", to: &$0) })
-                service.announce(channel, excluding: nil)
-            case .failure:
-                respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
-            }
-        }
+        let command = ChannelCommand.update(id, name: try f.string("name"), pushFromBlockedUsers: try f.bool("pushFromBlockedUsers"))
+        service.changeChannel(command, respond: Self.respond(respond))
     }
 
     /// `POST /v1/admin/users/{id}/blocks {"userIds"}`, `DELETE /v1/admin/users/{id}/blocks/{target}`.

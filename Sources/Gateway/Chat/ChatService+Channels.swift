@@ -16,6 +16,13 @@ extension ChatService {
         run(engine.changeChannel(command, by: session.userID, for: .session(session.id, requestID: id), now: clock.now()))
     }
 
+    /// The same from the admin API.
+    func changeChannel(_ command: ChannelCommand, respond: @escaping @Sendable (EngineReply) -> Void) {
+        lastAdminCall += 1
+        adminReplies[lastAdminCall] = respond
+        run(engine.changeChannel(command, by: "", for: .admin(lastAdminCall), now: clock.now()))
+    }
+
     func channelList(id: JSONValue, session: ChatSession, limit: Int, cursor: String?) throws(ChatError) {
         var after: (activity: Milliseconds, id: ChannelID)?
         if let cursor {
