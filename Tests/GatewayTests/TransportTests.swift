@@ -85,6 +85,33 @@ struct TransportTests {
         }
     }
 
+    @Test("a refused upgrade byte for byte: 426 names websocket, 400 for another version names 13, both with the §1 error body")
+    func refusedUpgradeBytes() throws {
+        let gateway = try TestGateway()
+        let cases: [(request: String, response: String)] = [
+            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\n\r\n",
+             "HTTP/1.1 426 Upgrade Required\r\nContent-Type: application/json\r\nSec-WebSocket-Version: 13\r\n"
+                + "Upgrade: websocket\r\nContent-Length: 84\r\n\r\n"
+                + #"{"error":{"code":"ERR_BAD_REQUEST","message":"this endpoint speaks WebSocket only"}}"#),
+            ("GET /v1/echo HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 12\r\n\r\n",
+             "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nSec-WebSocket-Version: 13\r\n"
+                + "Content-Length: 81\r\nConnection: close\r\n\r\n"
+                + #"{"error":{"code":"ERR_BAD_REQUEST","message":"Sec-WebSocket-Version must be 13"}}"#),
+        ]
+        for (request, expected) in cases {
+            let client = try TestClient(port: gateway.port, timeoutSeconds: 5)
+            try client.write(request)
+            var received: [UInt8] = []
+            while received.count < expected.utf8.count {
+                let more = try client.readSome()
+                if more.isEmpty { break }
+                received += more
+            }
+            #expect(String(decoding: received, as: UTF8.self) == expected)
+        }
+    }
+
     @Test("HTTP/1.1 keeps the connection for the next request, plain and TLS", arguments: [false, true])
     func keepAlive(tls: Bool) throws {
         let gateway = try TestGateway(tls: tls)
