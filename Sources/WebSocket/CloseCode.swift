@@ -1,4 +1,5 @@
-/// Close status codes (RFC 6455 §7.4) plus the gateway's own 4xxx codes.
+/// Close status codes (RFC 6455 §7.4). An application adds its own private-use
+/// codes (§7.4.2) as static members of an extension.
 public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
@@ -12,9 +13,6 @@ public struct CloseCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let policyViolation = CloseCode(1008)
     public static let messageTooBig = CloseCode(1009)
     public static let internalError = CloseCode(1011)
-    public static let slowConsumer = CloseCode(4000)
-    public static let tokenExpired = CloseCode(4001)
-    public static let userDeactivated = CloseCode(4002)
 
     /// Whether a peer may send this code in a close frame. 1004–1006 and 1015
     /// are reserved for local use; 1016–2999 are unassigned.
