@@ -10,15 +10,9 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
-    /// A JSON response; error bodies follow PROTOCOL.md §1: `{"error":{"code","message"}}`.
+    /// A JSON response: `Content-Type: application/json`, then `headers`.
     public static func json(status: Int, _ body: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(body.utf8))
-    }
-
-    public static func error(status: Int, code: String, message: String,
-                             headers: [(name: String, value: String)] = []) -> HTTPResponse {
-        json(status: status, "{\"error\":{\"code\":\(JSONString.quote(code)),\"message\":\(JSONString.quote(message))}}",
-             headers: headers)
     }
 
     /// The serialized response, with `Content-Length` (for non-101) and `Connection: close`
@@ -55,7 +49,7 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// JSON string quoting for the few hand-written JSON bodies of this layer.
+/// JSON string quoting for hand-written JSON bodies.
 public enum JSONString {
     public static func quote(_ text: String) -> String {
         var out = "\""

@@ -11,14 +11,19 @@ public enum WebSocketHandshake {
         public var deflate: DeflateParameters?
     }
 
+    /// A refused upgrade, for the server to answer in its own format.
     public struct Rejection: Error, Equatable, Sendable {
+        /// 426 for a request that does not ask to upgrade, else 400.
         public var status: Int
-        public var message: String
+        /// What was wrong, for a person.
+        public var reason: String
+        /// The headers RFC 6455 has the answer carry: `Upgrade: websocket` on 426 (with the
+        /// version), `Sec-WebSocket-Version: 13` when the version is not 13 (§4.4).
         public var headers: [String: String]
 
-        public var response: HTTPResponse {
-            HTTPResponse.error(status: status, code: "ERR_BAD_REQUEST", message: message,
-                               headers: headers.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
+        /// `headers` in name order, so the answer's bytes do not depend on dictionary order.
+        public var sortedHeaders: [(name: String, value: String)] {
+            headers.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) }
         }
     }
 
@@ -42,27 +47,27 @@ public enum WebSocketHandshake {
         _ request: HTTPRequest, supportedSubprotocols: [String] = [], allowDeflate: Bool = true
     ) -> Result<Upgrade, Rejection> {
         guard request.method == "GET" else {
-            return .failure(Rejection(status: 400, message: "a WebSocket upgrade must be GET", headers: [:]))
+            return .failure(Rejection(status: 400, reason: "a WebSocket upgrade must be GET", headers: [:]))
         }
         guard request.version == "HTTP/1.1" else {
-            return .failure(Rejection(status: 400, message: "a WebSocket upgrade needs HTTP/1.1", headers: [:]))
+            return .failure(Rejection(status: 400, reason: "a WebSocket upgrade needs HTTP/1.1", headers: [:]))
         }
         guard request.headerContainsToken("Upgrade", "websocket"),
               request.headerContainsToken("Connection", "upgrade") else {
-            return .failure(Rejection(status: 426, message: "this endpoint speaks WebSocket only",
+            return .failure(Rejection(status: 426, reason: "this endpoint speaks WebSocket only",
                                       headers: ["Upgrade": "websocket", "Sec-WebSocket-Version": "13"]))
         }
         guard request.header("Host") != nil else {
-            return .failure(Rejection(status: 400, message: "missing Host header", headers: [:]))
+            return .failure(Rejection(status: 400, reason: "missing Host header", headers: [:]))
         }
         guard request.header("Sec-WebSocket-Version")?.trimmingASCIISpaces() == "13" else {
-            return .failure(Rejection(status: 400, message: "Sec-WebSocket-Version must be 13",
+            return .failure(Rejection(status: 400, reason: "Sec-WebSocket-Version must be 13",
                                       headers: ["Sec-WebSocket-Version": "13"]))
         }
         guard request.headerValues("Sec-WebSocket-Key").count == 1,
               let key = request.header("Sec-WebSocket-Key"),
               Base64.decode(key)?.count == 16 else {
-            return .failure(Rejection(status: 400, message: "missing or invalid Sec-WebSocket-Key", headers: [:]))
+            return .failure(Rejection(status: 400, reason: "missing or invalid Sec-WebSocket-Key", headers: [:]))
         }
         let offered = request.headerValues("Sec-WebSocket-Protocol")
             .flatMap { $0.split(separator: ",").map { $0.trimmingASCIISpaces() } }

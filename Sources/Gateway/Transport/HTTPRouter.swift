@@ -81,7 +81,7 @@ final class HTTPRouter: Sendable {
         }
         switch WebSocketHandshake.validate(request) {
         case .success(let upgrade): return accept(upgrade)
-        case .failure(let rejection): return .respond(rejection.response)
+        case .failure(let rejection): return .respond(.refusedUpgrade(rejection))
         }
     }
 }
