@@ -65,7 +65,9 @@ private func checkUpgrade(_ request: HTTPRequest) {
     switch WebSocketHandshake.validate(request, supportedSubprotocols: ["chat.v2", "chat.v1"]) {
     case .failure(let rejection):
         check((400...499).contains(rejection.status), "rejection status \(rejection.status)")
-        _ = rejection.response.serialized(closeConnection: true)
+        check(!rejection.reason.isEmpty, "a rejection without a reason")
+        _ = HTTPResponse(status: rejection.status, headers: rejection.sortedHeaders, body: Array(rejection.reason.utf8))
+            .serialized(closeConnection: true)
     case .success(let upgrade):
         check(upgrade.deflate == negotiated, "validate and negotiate disagree")
         if let subprotocol = upgrade.subprotocol { check(["chat.v2", "chat.v1"].contains(subprotocol), "subprotocol") }
