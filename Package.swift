@@ -73,6 +73,7 @@ let package = Package(
         .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"], swiftSettings: strict),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "ChatCore"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
+        .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]
 )

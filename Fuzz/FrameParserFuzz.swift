@@ -9,7 +9,8 @@
 //   bit 1     the echo's compressor keeps its context (no server_no_context_takeover)
 //   bits 2-4  the echo's server_max_window_bits, 9 + value % 7
 //   bit 5     the server starts the close handshake before reading (state .closeSent)
-//   bit 6     the echo's receiver uses an InflateMemo (it applies with server_no_context_takeover)
+//   bit 6     the echo's receiver inflates through chat-loadtest's InflateMemo, its
+//             messageInflater (it applies with server_no_context_takeover)
 //   bit 7     maxMessageBytes is 125 instead of 65536, so short inputs reach the limit
 //
 // Every input runs through four connections: without and with
@@ -25,7 +26,8 @@
 //   every complete frame valid and expect exactly the events observed;
 // - with deflate, every message received is sent back compressed to a
 //   client-role connection, which must get the same payload.
-// Build and run with `scripts/fuzz FrameParserFuzz`.
+// Build and run with `scripts/fuzz FrameParserFuzz` (which compiles in
+// Sources/chat-loadtest/InflateMemo.swift).
 import WebSocket
 
 /// An event with the parts that must not depend on how the input was split.
@@ -85,7 +87,7 @@ private struct Echo {
     var sender: WebSocketConnection
     var receiver: WebSocketConnection
 
-    init(_ parameters: DeflateParameters, maxMessageBytes: Int, memo: WebSocketConnection.InflateMemo?) {
+    init(_ parameters: DeflateParameters, maxMessageBytes: Int, memo: InflateMemo?) {
         guard let client = DeflateParameters.clientAccept(response: [parameters.responseHeaderValue]) else {
             fatalError("client refuses \(parameters.responseHeaderValue)")
         }
@@ -93,7 +95,7 @@ private struct Echo {
         // Incompressible data grows a little, so the compressed frame of a message
         // at the limit may be over it: the receiver allows for that.
         receiver = WebSocketConnection(role: .client, maxMessageBytes: maxMessageBytes + 1024, deflate: client)
-        receiver.inflateMemo = memo
+        receiver.messageInflater = memo
     }
 
     mutating func roundTrip(_ opcode: Opcode, _ payload: [UInt8]) {
@@ -128,7 +130,7 @@ private func run(_ wire: UnsafeRawBufferPointer, split: Int, deflate: DeflatePar
     }
     // One memo shared by both echoes of an input, as connections share one for a broadcast.
     var echo = deflate == nil ? nil : Echo(setup.echo, maxMessageBytes: limit,
-                                           memo: setup.memo ? WebSocketConnection.InflateMemo(capacity: 2) : nil)
+                                           memo: setup.memo ? InflateMemo(capacity: 2) : nil)
     var result = Run()
     var finished = false  // a .closed or .failed event was emitted
     let reads = split > 0 && split < wire.count

@@ -38,55 +38,17 @@ public struct WebSocketConnection {
         var validator = UTF8Validator()
         var validatedCount = 0
         var wireBytes: UInt64 = 0
-        /// With an `inflateMemo`: the compressed message, inflated (or found) at its end.
+        /// With a `messageInflater`: the compressed message, handed to it at its end.
         var compressedBytes: [UInt8] = []
     }
 
-    /// Compressed messages already inflated, shared by connections that receive the same
-    /// broadcast: a peer that resets its context per message sends identical bytes for an
-    /// identical message, so one inflate serves every copy. Set only when the peer does
-    /// (client role with server_no_context_takeover); holds the last `capacity` messages.
-    public final class InflateMemo {
-        /// Hashes its bytes in one call (an `[UInt8]` key feeds the hasher byte by byte).
-        private struct Key: Hashable {
-            let bytes: [UInt8]
+    /// Inflates whole compressed messages in place of the connection (see `MessageInflater`);
+    /// consulted only when the peer resets its compression context per message.
+    public var messageInflater: (any MessageInflater)?
 
-            func hash(into hasher: inout Hasher) {
-                bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-            }
-        }
-
-        private var entries: [Key: [UInt8]] = [:]
-        private var order: [Key] = []
-        private var next = 0
-        let capacity: Int
-
-        public init(capacity: Int = 256) {
-            self.capacity = max(1, capacity)
-        }
-
-        func inflated(_ compressed: [UInt8], inflate: () throws(WebSocketError) -> [UInt8]) throws(WebSocketError) -> [UInt8] {
-            let key = Key(bytes: compressed)
-            if let hit = entries[key] { return hit }
-            let plain = try inflate()
-            if order.count < capacity {
-                order.append(key)
-            } else {
-                entries[order[next]] = nil
-                order[next] = key
-                next = (next + 1) % capacity
-            }
-            entries[key] = plain
-            return plain
-        }
-    }
-
-    /// See `InflateMemo`; ignored unless the peer resets its compression context per message.
-    public var inflateMemo: InflateMemo?
-
-    /// `inflateMemo` when it applies: the peer compresses every message from an empty context.
-    private var activeInflateMemo: InflateMemo? {
-        inflater?.resetAfterMessage == true ? inflateMemo : nil
+    /// `messageInflater` when it applies: the peer compresses every message from an empty context.
+    private var activeMessageInflater: (any MessageInflater)? {
+        inflater?.resetAfterMessage == true ? messageInflater : nil
     }
 
     public let role: Role
@@ -176,7 +138,7 @@ public struct WebSocketConnection {
         guard var partial = message else { return }
         message = nil  // keep the payload uniquely referenced while it grows
         defer { message = partial }
-        if partial.compressed && activeInflateMemo != nil {
+        if partial.compressed && activeMessageInflater != nil {
             append(chunk, key: header.maskKey, offset: maskOffset, to: &partial.compressedBytes)
             guard partial.compressedBytes.count <= maxMessageBytes else {
                 throw WebSocketError(.messageTooBig, "compressed message over \(maxMessageBytes) bytes")
@@ -228,10 +190,10 @@ public struct WebSocketConnection {
             guard header.fin, var partial = message else { return }
             message = nil
             if partial.compressed, let inflater {
-                if let memo = activeInflateMemo {
+                if let messageInflater = activeMessageInflater {
                     let compressed = partial.compressedBytes
                     let limit = maxMessageBytes
-                    partial.payload = try memo.inflated(compressed) { () throws(WebSocketError) -> [UInt8] in
+                    partial.payload = try messageInflater.inflatedMessage(compressed) { () throws(WebSocketError) -> [UInt8] in
                         var plain: [UInt8] = []
                         try inflater.inflate(compressed, appendingTo: &plain, limit: limit)
                         try inflater.finishMessage(appendingTo: &plain, limit: limit)

@@ -21,7 +21,7 @@ final class LoopRecorder: @unchecked Sendable {
     var ackLatency = LatencyHistogram()
     var deliveryCounts: DeliveryCounts
     /// With --deflate every member of a loop receives the same compressed frames: inflated once.
-    let inflateMemo = WebSocketConnection.InflateMemo(capacity: 8192)
+    let inflateMemo = InflateMemo(capacity: 8192)
     /// Failed upgrades by reason (HTTP status or transport error).
     var connectFailures: [String: Int] = [:]
     /// Close codes of connections the gateway closed.

@@ -112,7 +112,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
                 return
             }
             webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 20, deflate: parameters)
-            webSocket.inflateMemo = recorder.inflateMemo
+            webSocket.messageInflater = recorder.inflateMemo
         }
         phase = .open
         upgrade = nil

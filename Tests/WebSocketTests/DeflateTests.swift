@@ -59,29 +59,6 @@ private func takeoverClient(maxMessageBytes: Int = 1 << 20) -> WebSocketConnecti
         #expect(feed(&receiver, shared + shared) == [.text(text), .text(text)])
     }
 
-    @Test("clients sharing an inflate memo decode the same broadcast once, fragmented messages too")
-    func inflateMemo() throws {
-        let memo = WebSocketConnection.InflateMemo(capacity: 2)
-        let texts = ["first broadcast " + String(repeating: "x", count: 50), "second", "third"]
-        let frames = try texts.map { try #require(WebSocketConnection.compressedTextFrame(Array($0.utf8), windowBits: 15)) }
-        for _ in 0..<3 {
-            var receiver = client(deflate: DeflateParameters())
-            receiver.inflateMemo = memo
-            #expect(feed(&receiver, frames.joined().map { $0 }, chunkSizes: [3, 7, 1]) == texts.map { .text($0) })
-        }
-        // The same message split in two frames (RSV1 on the first only) goes through the memo as one.
-        let compressed = deflated(Array(texts[0].utf8))
-        let half = compressed.count / 2
-        let fragmented = [0x41, UInt8(half)] + compressed[..<half] + [0x80, UInt8(compressed.count - half)] + compressed[half...]
-        var receiver = client(deflate: DeflateParameters())
-        receiver.inflateMemo = memo
-        #expect(feed(&receiver, Array(fragmented)) == [.text(texts[0])])
-        // A client whose server keeps its context does not use the memo (its bytes depend on history).
-        var takeover = client(deflate: DeflateParameters(serverNoContextTakeover: false))
-        takeover.inflateMemo = memo
-        #expect(feed(&takeover, DeflateTests.rfcHello) == [.text("Hello")])
-    }
-
     @Test func noSharedFrameWithContextTakeoverOrBelowTheThreshold() {
         let withContext = WebSocketConnection(role: .server, maxMessageBytes: 1 << 20,
                                               deflate: DeflateParameters(serverNoContextTakeover: false))
