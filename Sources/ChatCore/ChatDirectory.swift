@@ -77,6 +77,9 @@ public struct ChatDirectory: Sendable {
         }
     }
 
+    /// Whether the user holds a live connection.
+    public func isOnline(_ user: UserID) -> Bool { online.contains(user) }
+
     /// Members of a group channel with no live connection (empty for open channels).
     public func offlineMembers(of channelID: ChannelID) -> Set<UserID> { offlineMembers[channelID] ?? [] }
 

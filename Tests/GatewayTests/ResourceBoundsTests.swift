@@ -160,7 +160,8 @@ struct ResourceBoundsTests {
         let started = ContinuousClock.now
         let alice = try await gateway.connect("alice")
         #expect(try alice.ok("me")["user"] != nil)
-        #expect(ContinuousClock.now - started < .seconds(3))
+        // Bounded, not timed: the whole suite runs in parallel on two cores beside other work.
+        #expect(ContinuousClock.now - started < .seconds(10))
         // Once it reads, it gets every answer, in order.
         let statuses = try await offThePool { try (0..<count).map { _ in try flooder.readResponse().status } }
         #expect(statuses.count == count && statuses.allSatisfy { $0 == 200 })
@@ -263,7 +264,7 @@ struct ResourceBoundsTests {
         #expect(closed)
         release.signal()
         var live = 1
-        for _ in 0..<40 where live > 0 {
+        for _ in 0..<200 where live > 0 {
             try await Task.sleep(for: .milliseconds(50))
             live = chat.queue.sync { chat.sessions["alice"]?.count ?? 0 }
         }

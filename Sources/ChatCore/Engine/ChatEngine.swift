@@ -42,13 +42,21 @@ public struct ChatEngine: Sendable {
     /// what the one before committed.
     var busyChannels: [String: [ChannelRequest]] = [:]
 
+    /// Profile rows: users with a write in flight, users whose row changed in the background
+    /// meanwhile, requests waiting for the write, background writes that failed.
+    var userWrites: [WriteID: UserWrite] = [:]
+    var usersWriting: Set<UserID> = []
+    var usersDirty: Set<UserID> = []
+    var usersWaiting: [UserID: [UserRequest]] = [:]
+    var usersUnsaved: Set<UserID> = []
+
     public init(directory: ChatDirectory = ChatDirectory(), settings: Settings = Settings()) {
         self.directory = directory
         self.settings = settings
     }
 
     /// Writes in flight (for tests and metrics).
-    public var writesInFlight: Int { blockWrites.count + channelWrites.count }
+    public var writesInFlight: Int { blockWrites.count + channelWrites.count + userWrites.count }
 
     mutating func nextWriteID() -> WriteID {
         lastWriteID &+= 1
@@ -59,6 +67,7 @@ public struct ChatEngine: Sendable {
     public mutating func committed(_ write: WriteID, _ outcome: WriteOutcome) -> [EngineEffect] {
         if let block = blockWrites.removeValue(forKey: write) { return blockCommitted(block, outcome) }
         if let change = channelWrites.removeValue(forKey: write) { return channelCommitted(change, outcome) }
+        if let row = userWrites.removeValue(forKey: write) { return userCommitted(row, outcome) }
         return []
     }
 }

@@ -47,6 +47,11 @@ public enum EngineEffect: Sendable, Equatable {
     case removeFromChannel([UserID], ChannelID)
     /// Send one event (its JSON text) to every live session of `users` but `excluding`.
     case publishToUsers([UserID], payload: [UInt8], excluding: SessionID?)
+    /// Close every live session of a user.
+    case closeSessions(of: UserID, SessionEnd)
+    /// Background profile writes failed (this many users wait): call
+    /// `ChatEngine.retryUnsavedUsers()` after a backoff.
+    case userWritesFailed(Int)
     /// A line for the operations log.
     case log(event: String, metadata: [String: String])
 }

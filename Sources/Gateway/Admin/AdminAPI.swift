@@ -85,27 +85,14 @@ struct AdminAPI: Sendable {
         guard TokenAuthority.isValidUserID(id) else {
             throw ChatError(.badRequest, "id must be 1-128 characters of [A-Za-z0-9_.@-]")
         }
-        let user = service.upsertUser(id: id, name: try f.string("name"), image: try f.string("image"), metadata: try f.stringMap("metadata"))
-        let view = service.userView(user, for: id)
-        service.persist(.upsertUser(user)) { outcome in
-            switch outcome {
-            case .success: respond(Self.ok { WireEncoding.write(view, to: &$0) })
-            case .failure: respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
-            }
-        }
+        let change = UserChange.profile(name: try f.string("name"), image: try f.string("image"),
+                                        metadata: try f.stringMap("metadata"))
+        service.changeUser(id, change, respond: Self.respond(respond))
     }
 
     private func deactivate(_ id: UserID, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
-        var user = try service.directory.user(id)
-        user.deactivated = true
-        service.directory.upsert(user)
-        service.closeSessions(of: id, code: .userDeactivated, reason: "user deactivated")
-        service.persist(.upsertUser(user)) { outcome in
-            switch outcome {
-            case .success: respond(Self.ok { w in w.beginObject(); w.endObject() })
-            case .failure: respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
-            }
-        }
+        _ = try service.directory.user(id)
+        service.changeUser(id, .deactivate, respond: Self.respond(respond))
     }
 
     private func issueToken(_ f: JSONFields, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {

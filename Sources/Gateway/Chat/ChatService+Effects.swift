@@ -29,6 +29,10 @@ extension ChatService {
                 forEachShard { $0.remove(users: users, from: channel) }
             case .publishToUsers(let users, let payload, let excluding):
                 publish(SharedEvent(payload: payload), toUsers: users, excluding: excluding.flatMap { sessionsByID[$0] })
+            case .closeSessions(let user, .deactivated):
+                closeSessions(of: user, code: .userDeactivated, reason: "user deactivated")
+            case .userWritesFailed(let waiting):
+                scheduleUserRetry(waiting: waiting)
             case .log(let event, let metadata):
                 logger.info("\(event)", metadata: metadata.mapValues { .string($0) })
             }

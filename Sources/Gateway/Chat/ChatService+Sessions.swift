@@ -52,10 +52,12 @@ extension ChatService {
         if live >= settings.maxConnectionsPerUser {
             return Self.reject(429, ChatError(.forbidden, "user already holds \(live) live connections"))
         }
-        var user = upsertUser(id: identity.userID, name: identity.name, image: identity.image, metadata: nil)
+        // The token's profile and the time are kept at once and written in the background.
+        var user = directory.users[identity.userID] ?? User(id: identity.userID, createdAt: clock.now())
+        if let name = identity.name { user.name = name }
+        if let image = identity.image { user.image = image }
         user.lastSeenAt = clock.now()
-        directory.upsert(user)
-        persistUserInBackground(user.id)
+        run(engine.touchUser(user))
         lastSessionID += 1
         let session = ChatSession(id: lastSessionID, userID: user.id, userNumber: number(for: user.id), device: device,
                                   hideBlocked: hideBlocked, expiresAt: identity.expiresAt, loop: loop, service: self)
@@ -89,8 +91,7 @@ extension ChatService {
                 directory.setOnline(session.userID, false)
                 if var user = directory.users[session.userID] {
                     user.lastSeenAt = clock.now()
-                    directory.upsert(user)
-                    persistUserInBackground(user.id)
+                    run(engine.touchUser(user))
                 }
             }
         }

@@ -3,10 +3,7 @@ import Storage
 
 extension ChatService {
     func userView(_ user: User, for viewer: UserID) -> WireEncoding.UserView {
-        WireEncoding.UserView(
-            user: user, online: !(sessions[user.id]?.isEmpty ?? true),
-            blockedByMe: directory.blocks.hasBlocked(viewer, user.id),
-            hasBlockedMe: settings.revealBlockedBy ? directory.blocks.hasBlocked(user.id, viewer) : nil)
+        engine.userView(user, for: viewer)
     }
 
     func me(id: JSONValue, session: ChatSession) throws(ChatError) {
@@ -40,22 +37,14 @@ extension ChatService {
     }
 
     func userUpdate(id: JSONValue, session: ChatSession, name: String?, image: String?, metadata: [String: String]?) {
-        guard var user = directory.users[session.userID] else { return }
-        if let name { user.name = name }
-        if let image { user.image = image }
-        if let metadata { user.metadata = metadata }
-        directory.upsert(user)
-        let view = userView(user, for: user.id)
-        persist(.upsertUser(user), reply: session, id: id) { WireEncoding.write(view, to: &$0) }
+        run(engine.changeUser(session.userID, .profile(name: name, image: image, metadata: metadata),
+                              for: .session(session.id, requestID: id), now: clock.now()))
     }
 
-    /// Creates or updates a user (admin API, token profile on connect).
-    func upsertUser(id userID: UserID, name: String?, image: String?, metadata: [String: String]?) -> User {
-        var user = directory.users[userID] ?? User(id: userID, createdAt: clock.now())
-        if let name { user.name = name }
-        if let image { user.image = image }
-        if let metadata { user.metadata = metadata }
-        directory.upsert(user)
-        return user
+    /// The same from the admin API (`POST /v1/admin/users`, deactivation).
+    func changeUser(_ user: UserID, _ change: UserChange, respond: @escaping @Sendable (EngineReply) -> Void) {
+        lastAdminCall += 1
+        adminReplies[lastAdminCall] = respond
+        run(engine.changeUser(user, change, for: .admin(lastAdminCall), now: clock.now()))
     }
 }

@@ -62,8 +62,7 @@ final class ChatService: @unchecked Sendable {
     var openChannelRates: SlidingWindowLimiter<ChannelID>?
     /// Users whose last send was rejected (their next rejection is not logged again).
     var limitedUsers: Set<UserNumber> = []
-    /// Users whose background profile write failed, and its retry (ChatService+UserWrites).
-    var unsavedUsers: Set<UserID> = []
+    /// The retry of failed background profile writes (ChatService+UserWrites).
     var userRetryScheduled = false
     var userRetryDelaySeconds: Double = 0
 
@@ -232,17 +231,6 @@ final class ChatService: @unchecked Sendable {
                 logger.error("store.error", metadata: ["error": "\(error)"])
             }
             inbox.async { then(result) }
-        }
-    }
-
-    /// Persists and replies when committed (ERR_INTERNAL if the commit failed).
-    func persist(_ write: StoreWrite, reply session: ChatSession, id: JSONValue, result: @escaping @Sendable (inout JSONWriter) -> Void) {
-        let box = UncheckedBox(session)
-        persist(write) { [self] outcome in
-            switch outcome {
-            case .success: reply(box.value, id: id, result: result)
-            case .failure: reply(box.value, id: id, error: ChatError(.internalError, "storage failed; retry"))
-            }
         }
     }
 }

@@ -1,0 +1,155 @@
+/// What a user request changes in a profile.
+public enum UserChange: Sendable, Equatable {
+    /// `user.update` or the admin API's upsert: the fields given, the others kept.
+    case profile(name: String?, image: String?, metadata: [String: String]?)
+    /// The admin API's deactivation: live connections close (4002), new ones are refused.
+    case deactivate
+
+    func apply(to user: inout User) {
+        switch self {
+        case .profile(let name, let image, let metadata):
+            if let name { user.name = name }
+            if let image { user.image = image }
+            if let metadata { user.metadata = metadata }
+        case .deactivate:
+            user.deactivated = true
+        }
+    }
+}
+
+/// A user request waiting while that user's profile row is being written.
+struct UserRequest: Sendable {
+    var user: UserID
+    var change: UserChange
+    var requester: Requester
+    var now: Milliseconds
+}
+
+/// A profile row write in flight: a request's change, or (nil) the row as memory holds it.
+struct UserWrite: Sendable {
+    var user: UserID
+    var request: UserRequest?
+}
+
+/// Why the gateway closes a user's live sessions.
+public enum SessionEnd: Sendable, Equatable {
+    case deactivated
+}
+
+/// A user's profile row is written one write at a time, so the store applies them in the
+/// order memory saw them.
+///
+/// Requests (`user.update`, the admin API's upsert and deactivation) change memory only when
+/// their write commits. What a connect learns from its token and `lastSeenAt` are applied to
+/// memory at once (a connect does not wait for the store) and written in the background;
+/// a background write that fails is written again on `retryUnsavedUsers` until it commits,
+/// so memory and store agree in the end and a restart loses no user others saw.
+extension ChatEngine {
+    /// Changes `user`'s profile for `requester`: written, then applied and answered with the
+    /// user as they see themselves. The admin API's upsert creates a missing user.
+    public mutating func changeUser(_ user: UserID, _ change: UserChange, for requester: Requester,
+                                    now: Milliseconds) -> [EngineEffect] {
+        plan(UserRequest(user: user, change: change, requester: requester, now: now))
+    }
+
+    private mutating func plan(_ request: UserRequest) -> [EngineEffect] {
+        if usersWriting.contains(request.user) {
+            usersWaiting[request.user, default: []].append(request)
+            return []
+        }
+        var row: User
+        if let existing = directory.users[request.user] {
+            row = existing
+        } else if request.requester.session == nil, request.change != .deactivate {
+            row = User(id: request.user, createdAt: request.now)
+        } else {
+            return [.reply(request.requester, .failure(ChatError(.userNotFound, "no user \(request.user)")))]
+        }
+        request.change.apply(to: &row)
+        return writeUser(row, UserWrite(user: request.user, request: request))
+    }
+
+    /// Applies what a connect or a disconnect learned (the token's name and image, `lastSeenAt`)
+    /// to memory now and writes the row in the background, behind any write in flight.
+    public mutating func touchUser(_ user: User) -> [EngineEffect] {
+        directory.upsert(user)
+        guard !usersWriting.contains(user.id) else {
+            usersDirty.insert(user.id)
+            return []
+        }
+        return writeUser(user, UserWrite(user: user.id, request: nil))
+    }
+
+    /// Writes again every background row whose write failed.
+    public mutating func retryUnsavedUsers() -> [EngineEffect] {
+        let unsaved = usersUnsaved
+        usersUnsaved = []
+        var effects: [EngineEffect] = []
+        for id in unsaved {
+            guard let user = directory.users[id] else { continue }
+            if usersWriting.contains(id) {
+                usersDirty.insert(id)
+            } else {
+                effects += writeUser(user, UserWrite(user: id, request: nil))
+            }
+        }
+        return effects
+    }
+
+    private mutating func writeUser(_ row: User, _ write: UserWrite) -> [EngineEffect] {
+        let id = nextWriteID()
+        usersWriting.insert(row.id)
+        userWrites[id] = write
+        return [.persist(id, .upsertUser(row))]
+    }
+
+    mutating func userCommitted(_ write: UserWrite, _ outcome: WriteOutcome) -> [EngineEffect] {
+        let id = write.user
+        usersWriting.remove(id)
+        var effects: [EngineEffect] = []
+        let committed = outcome != .failed
+        if let request = write.request {
+            if committed {
+                // Onto the row as it is now: background changes made meanwhile are kept.
+                var user = directory.users[id] ?? User(id: id, createdAt: request.now)
+                request.change.apply(to: &user)
+                directory.upsert(user)
+                if request.change == .deactivate {
+                    effects.append(.closeSessions(of: id, .deactivated))
+                    effects.append(.reply(request.requester, .result(Array("{}".utf8))))
+                } else {
+                    effects.append(.reply(request.requester, .result(encode(userView(user, for: id)))))
+                }
+            } else {
+                effects.append(.reply(request.requester, .failure(ChatError(.internalError, "storage failed; retry"))))
+            }
+        } else if committed {
+            usersUnsaved.remove(id)
+        } else {
+            usersUnsaved.insert(id)
+            effects.append(.userWritesFailed(usersUnsaved.count))
+        }
+        if usersDirty.remove(id) != nil, let user = directory.users[id] {
+            // Background changes arrived while this write was in flight: write the row as it is now.
+            effects += writeUser(user, UserWrite(user: id, request: nil))
+        }
+        if let waiting = usersWaiting.removeValue(forKey: id) {
+            for request in waiting { effects += plan(request) }
+        }
+        return effects
+    }
+
+    /// How `viewer` sees `user` (PROTOCOL.md §3): online, and the block flags §5 allows.
+    public func userView(_ user: User, for viewer: UserID) -> WireEncoding.UserView {
+        WireEncoding.UserView(
+            user: user, online: directory.isOnline(user.id),
+            blockedByMe: directory.blocks.hasBlocked(viewer, user.id),
+            hasBlockedMe: settings.revealBlockedBy ? directory.blocks.hasBlocked(user.id, viewer) : nil)
+    }
+
+    func encode(_ view: WireEncoding.UserView) -> [UInt8] {
+        var w = JSONWriter()
+        WireEncoding.write(view, to: &w)
+        return w.bytes
+    }
+}
