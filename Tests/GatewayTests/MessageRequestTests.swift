@@ -160,10 +160,10 @@ struct MessageRequestTests {
         #expect(try bob.fullHistory(id).count == 1)
         // Once stored, nothing of the send stays in memory (the store answers later retries).
         let service = try #require(gateway.server.router.chat)
-        #expect(service.queue.sync { service.clientMessages.isEmpty })
+        #expect(service.queue.sync { service.engine.clientMessagesInFlight == 0 })
         let later = try alice.send(id, "burst", ["clientMessageId": "cm-burst"])
         #expect(later["seq"] as? Int == 1)
-        #expect(service.queue.sync { service.clientMessages.isEmpty })
+        #expect(service.queue.sync { service.engine.clientMessagesInFlight == 0 })
     }
 
     @Test("message.history: beforeSeq, afterSeq, neither, limit; membership and existence")

@@ -73,8 +73,8 @@ extension ChatEngine {
                 directory.blocks.unblock(pair.blocker, pair.blocked)
             }
             effects.append(.setBlock(blocker: pair.blocker, blocked: pair.blocked, isBlocked: write.isBlocked))
-            effects.append(.log(event: write.isBlocked ? "user.block" : "user.unblock",
-                                metadata: ["user": pair.blocker, "target": pair.blocked]))
+            effects.append(.log(.info, write.isBlocked ? "user.block" : "user.unblock",
+                                ["user": pair.blocker, "target": pair.blocked]))
         }
         guard var batch = blockBatches[write.batch] else { return effects }
         if committed {

@@ -11,12 +11,24 @@ public struct ChatEngine: Sendable {
         public var blockingMode = DeliveryPolicy.Mode.standard
         public var revealBlockedBy = false
         public var excludeFromInvitations = false
+        /// In characters of a message's `text`.
+        public var maxTextLength = 5000
+        /// §6 per user across its connections; 0 turns the limit off.
+        public var userMessagesPerSecond = 0
+        public var userMessageBurst = 5
+        /// Live deliveries per open channel; 0 turns the throttle off.
+        public var openChannelMessagesPerSecond = 0
 
         public init(blockingMode: DeliveryPolicy.Mode = .standard, revealBlockedBy: Bool = false,
-                    excludeFromInvitations: Bool = false) {
+                    excludeFromInvitations: Bool = false, maxTextLength: Int = 5000, userMessagesPerSecond: Int = 0,
+                    userMessageBurst: Int = 5, openChannelMessagesPerSecond: Int = 0) {
             self.blockingMode = blockingMode
             self.revealBlockedBy = revealBlockedBy
             self.excludeFromInvitations = excludeFromInvitations
+            self.maxTextLength = maxTextLength
+            self.userMessagesPerSecond = userMessagesPerSecond
+            self.userMessageBurst = userMessageBurst
+            self.openChannelMessagesPerSecond = openChannelMessagesPerSecond
         }
     }
 
@@ -50,21 +62,46 @@ public struct ChatEngine: Sendable {
     var usersWaiting: [UserID: [UserRequest]] = [:]
     var usersUnsaved: Set<UserID> = []
 
+    /// Messages: sends being stored, `clientMessageId` lookups in flight and the retries
+    /// waiting for them, the §6 limits, the block relations per sender, dense user numbers.
+    var messageWrites: [WriteID: MessageSend] = [:]
+    var clientMessageLookups: [WriteID: MessageSend] = [:]
+    var clientMessages: [ClientMessageKey: [Requester]] = [:]
+    var userMessageRates: TokenBucketLimiter<UserNumber>?
+    var openChannelRates: SlidingWindowLimiter<ChannelID>?
+    /// Users whose last send was refused (their next refusal is not logged again).
+    var limitedUsers: Set<UserID> = []
+    var relationsCache = SenderRelationsCache()
+    var userNumbers: [UserID: UserNumber] = [:]
+    public internal(set) var counters = MessageCounters()
+
     public init(directory: ChatDirectory = ChatDirectory(), settings: Settings = Settings()) {
         self.directory = directory
         self.settings = settings
+        if settings.userMessagesPerSecond > 0 {
+            userMessageRates = TokenBucketLimiter(ratePerSecond: settings.userMessagesPerSecond,
+                                                  burst: max(1, settings.userMessageBurst))
+        }
+        if settings.openChannelMessagesPerSecond > 0 {
+            openChannelRates = SlidingWindowLimiter(limit: settings.openChannelMessagesPerSecond)
+        }
     }
 
+    /// Sends with a `clientMessageId` being looked up or stored (for tests: once stored,
+    /// nothing of a send stays in memory; the store answers later retries).
+    public var clientMessagesInFlight: Int { clientMessages.count }
+
     /// Writes in flight (for tests and metrics).
-    public var writesInFlight: Int { blockWrites.count + channelWrites.count + userWrites.count }
+    public var writesInFlight: Int { blockWrites.count + channelWrites.count + userWrites.count + messageWrites.count }
 
     mutating func nextWriteID() -> WriteID {
         lastWriteID &+= 1
         return lastWriteID
     }
 
-    /// The outcome of a write the engine asked for.
-    public mutating func committed(_ write: WriteID, _ outcome: WriteOutcome) -> [EngineEffect] {
+    /// The outcome of a write the engine asked for; `monotonicNow` paces open channels (§6).
+    public mutating func committed(_ write: WriteID, _ outcome: WriteOutcome, monotonicNow: Milliseconds = 0) -> [EngineEffect] {
+        if let send = messageWrites.removeValue(forKey: write) { return messageCommitted(send, outcome, monotonicNow: monotonicNow) }
         if let block = blockWrites.removeValue(forKey: write) { return blockCommitted(block, outcome) }
         if let change = channelWrites.removeValue(forKey: write) { return channelCommitted(change, outcome) }
         if let row = userWrites.removeValue(forKey: write) { return userCommitted(row, outcome) }

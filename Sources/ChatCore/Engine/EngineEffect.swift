@@ -27,6 +27,13 @@ public enum EngineReply: Sendable, Equatable {
     case failure(ChatError)
 }
 
+/// How much a log line matters.
+public enum LogLevel: Sendable, Equatable {
+    case info
+    case notice
+    case warning
+}
+
 /// What the result of a write is, as the engine needs it.
 public enum WriteOutcome: Sendable, Equatable {
     case committed(StoreWriteResult)
@@ -52,6 +59,14 @@ public enum EngineEffect: Sendable, Equatable {
     /// Background profile writes failed (this many users wait): call
     /// `ChatEngine.retryUnsavedUsers()` after a backoff.
     case userWritesFailed(Int)
+    /// Look a sender's `clientMessageId` up in the store; answer with
+    /// `ChatEngine.clientMessageLookedUp(_:_:now:monotonicNow:)`.
+    case lookUpClientMessage(WriteID, sender: UserID, clientMessageID: String)
+    /// Fan a `message.new` (its JSON text) out to the channel's live sessions but
+    /// `excluding`, each checked against `origin` (§5).
+    case publishMessage(ChannelID, payload: [UInt8], origin: MessageOrigin, excluding: SessionID?)
+    /// Hand push events to the push sink (§9).
+    case push([PushEvent])
     /// A line for the operations log.
-    case log(event: String, metadata: [String: String])
+    case log(LogLevel, String, [String: String])
 }

@@ -1,9 +1,11 @@
 import ChatCore
+import Logging
 import Storage
 
 /// The driver half of the engine: carries `EngineEffect`s out, in order, on the core queue.
 extension ChatService {
     func run(_ effects: [EngineEffect]) {
+        reportCounters()
         for effect in effects {
             switch effect {
             case .persist(let write, let change):
@@ -16,7 +18,7 @@ extension ChatService {
                     case .success(let stored): outcome = .committed(stored)
                     case .failure: outcome = .failed
                     }
-                    inbox.async { [self] in run(engine.committed(write, outcome)) }
+                    inbox.async { [self] in run(engine.committed(write, outcome, monotonicNow: clock.monotonicNow())) }
                 }
             case .reply(let requester, let answer):
                 deliver(answer, to: requester)
@@ -33,9 +35,44 @@ extension ChatService {
                 closeSessions(of: user, code: .userDeactivated, reason: "user deactivated")
             case .userWritesFailed(let waiting):
                 scheduleUserRetry(waiting: waiting)
-            case .log(let event, let metadata):
-                logger.info("\(event)", metadata: metadata.mapValues { .string($0) })
+            case .lookUpClientMessage(let lookup, let sender, let clientMessageID):
+                store.message(sender: sender, clientMessageID: clientMessageID) { [self] result in
+                    let found: ClientMessageLookup
+                    switch result {
+                    case .success(let message?): found = .found(message)
+                    case .success(nil): found = .notFound
+                    case .failure: found = .failed
+                    }
+                    inbox.async { [self] in
+                        run(engine.clientMessageLookedUp(lookup, found, now: clock.now(), monotonicNow: clock.monotonicNow()))
+                    }
+                }
+            case .publishMessage(let channel, let payload, let origin, let excluding):
+                publish(SharedEvent(payload: payload, origin: origin), to: channel, excluding: excluding.flatMap { sessionsByID[$0] })
+            case .push(let events):
+                push.emit(events)
+            case .log(let level, let event, let metadata):
+                let fields = metadata.mapValues { Logger.MetadataValue.string($0) }
+                switch level {
+                case .info: logger.info("\(event)", metadata: fields)
+                case .notice: logger.notice("\(event)", metadata: fields)
+                case .warning: logger.warning("\(event)", metadata: fields)
+                }
             }
+        }
+    }
+
+    /// Moves the message metrics by what the engine counted since the last call.
+    private func reportCounters() {
+        let now = engine.counters
+        guard now != reportedCounters else { return }
+        let was = reportedCounters
+        reportedCounters = now
+        if now.received > was.received { metrics.messagesReceived.increment(by: now.received - was.received) }
+        if now.stored > was.stored { metrics.messagesStored.increment(by: now.stored - was.stored) }
+        if now.rateLimited > was.rateLimited { metrics.messagesRateLimited.increment(by: now.rateLimited - was.rateLimited) }
+        if now.openChannelThrottled > was.openChannelThrottled {
+            metrics.messagesOpenChannelThrottled.increment(by: now.openChannelThrottled - was.openChannelThrottled)
         }
     }
 

@@ -51,17 +51,10 @@ final class ChatService: @unchecked Sendable {
     /// Admin API calls waiting for the engine's reply, by number.
     var adminReplies: [UInt64: @Sendable (EngineReply) -> Void] = [:]
     var lastAdminCall: UInt64 = 0
+    /// The engine's message counters as last reported to `metrics`.
+    var reportedCounters = MessageCounters()
     let ids = IdentifierGenerator()
     private var shards: [Int: HubShard] = [:]
-    private var userNumbers: [UserID: UserNumber] = [:]
-    /// (sender, clientMessageId) of sends in flight, with the retries waiting for them.
-    var clientMessages: [ClientMessageKey: PendingClientMessage] = [:]
-    var relationsCache = SenderRelationsCache()
-    /// §6 limits; nil when turned off.
-    var userMessageRates: TokenBucketLimiter<UserNumber>?
-    var openChannelRates: SlidingWindowLimiter<ChannelID>?
-    /// Users whose last send was rejected (their next rejection is not logged again).
-    var limitedUsers: Set<UserNumber> = []
     /// The retry of failed background profile writes (ChatService+UserWrites).
     var userRetryScheduled = false
     var userRetryDelaySeconds: Double = 0
@@ -77,16 +70,11 @@ final class ChatService: @unchecked Sendable {
         self.metrics = metrics
         inbox = BatchingQueue(queue: queue)
         cursors = CursorSealer(secret: cursorSecret)
-        if settings.userMessagesPerSecond > 0 {
-            userMessageRates = TokenBucketLimiter(ratePerSecond: settings.userMessagesPerSecond,
-                                                  burst: max(1, settings.userMessageBurst))
-        }
-        if settings.openChannelMessagesPerSecond > 0 {
-            openChannelRates = SlidingWindowLimiter(limit: settings.openChannelMessagesPerSecond)
-        }
         engine = ChatEngine(settings: ChatEngine.Settings(
             blockingMode: settings.blockingMode, revealBlockedBy: settings.revealBlockedBy,
-            excludeFromInvitations: settings.excludeFromInvitations))
+            excludeFromInvitations: settings.excludeFromInvitations, maxTextLength: settings.maxTextLength,
+            userMessagesPerSecond: settings.userMessagesPerSecond, userMessageBurst: settings.userMessageBurst,
+            openChannelMessagesPerSecond: settings.openChannelMessagesPerSecond))
         for loop in loops { shards[loop.index] = HubShard(loop: loop, metrics: metrics) }
         let snapshot = try store.loadSnapshot()
         directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
@@ -127,10 +115,7 @@ final class ChatService: @unchecked Sendable {
 
     /// The user's dense number, assigned on first sight.
     func number(for user: UserID) -> UserNumber {
-        if let number = userNumbers[user] { return number }
-        let number = UserNumber(userNumbers.count + 1)
-        userNumbers[user] = number
-        return number
+        engine.number(for: user)
     }
 
     // MARK: hub
@@ -217,7 +202,7 @@ final class ChatService: @unchecked Sendable {
         case .channelUpdate(let channelID, let name, let push):
             changeChannel(.update(channelID, name: name, pushFromBlockedUsers: push), id: id, session: session)
         case .messageSend(let channelID, let text, let data, let clientMessageID):
-            try messageSend(id: id, session: session, channelID: channelID, text: text, dataJSON: data, clientMessageID: clientMessageID)
+            messageSend(id: id, session: session, channelID: channelID, text: text, dataJSON: data, clientMessageID: clientMessageID)
         case .messageHistory(let channelID, let before, let after, let limit, let cursor):
             try messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit,
                                cursor: cursor)
@@ -244,17 +229,4 @@ final class ResultSlot {
 struct UncheckedBox<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
-}
-
-struct ClientMessageKey: Hashable {
-    var sender: UserID
-    var clientMessageID: String
-}
-
-/// A `message.send` with a `clientMessageId` being looked up or stored, and the
-/// retries of it that wait for that outcome. Once stored the entry goes: a later
-/// retry finds the message in the store (whose commit came first), so the map holds
-/// only sends in flight rather than every message ever sent.
-struct PendingClientMessage {
-    var waiting: [(session: UncheckedBox<ChatSession>, id: JSONValue)] = []
 }

@@ -109,22 +109,10 @@ final class HubShard: @unchecked Sendable {
     func sessions(of user: UserID) -> [ChatSession] { userSessions[user] ?? [] }
 }
 
-/// Dense per-process numbers for user ids, so the fan-out checks blocked sets
-/// with integer lookups instead of hashing strings per recipient.
-typealias UserNumber = UInt32
-
 /// An event encoded and framed once, shared by every recipient.
 final class SharedEvent: @unchecked Sendable {
     /// For `message.new`: what the per-recipient block check needs.
-    struct Origin {
-        var sender: UserNumber
-        var hiddenFrom: UserNumber?
-        /// Users blocked with the sender either way (from the core's block graph when
-        /// the message committed); nil when there are none, so fan-out skips the check.
-        var related: Set<UserNumber>?
-        var kind: DeliveryPolicy.ChannelKind
-        var mode: DeliveryPolicy.Mode
-    }
+    typealias Origin = MessageOrigin
 
     /// The JSON text.
     let payload: [UInt8]

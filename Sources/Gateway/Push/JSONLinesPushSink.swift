@@ -1,3 +1,4 @@
+import ChatCore
 import Dispatch
 #if canImport(Glibc)
 import Glibc

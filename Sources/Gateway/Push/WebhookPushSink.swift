@@ -1,3 +1,4 @@
+import ChatCore
 import Dispatch
 import Foundation
 #if canImport(FoundationNetworking)

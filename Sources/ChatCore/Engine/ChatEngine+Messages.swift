@@ -1,0 +1,223 @@
+/// What the fan-out of one `message.new` needs for its per-recipient block check (§5).
+public struct MessageOrigin: Sendable, Equatable {
+    public var sender: UserNumber
+    public var hiddenFrom: UserNumber?
+    /// Users blocked with the sender either way (from the block graph when the message
+    /// committed); nil when there are none, so fan-out skips the check.
+    public var related: Set<UserNumber>?
+    public var kind: DeliveryPolicy.ChannelKind
+    public var mode: DeliveryPolicy.Mode
+}
+
+/// A sender's `clientMessageId`.
+struct ClientMessageKey: Hashable, Sendable {
+    var sender: UserID
+    var clientMessageID: String
+}
+
+/// A `message.send` from its requester.
+struct MessageSend: Sendable {
+    var channelID: ChannelID
+    var sender: UserID
+    var device: String?
+    var text: String
+    var dataJSON: String?
+    var clientMessageID: String?
+    var requester: Requester
+}
+
+/// What the per-message limits of §6 count.
+public struct MessageCounters: Sendable, Equatable {
+    public var received = 0
+    public var stored = 0
+    public var rateLimited = 0
+    public var openChannelThrottled = 0
+
+    public init() {}
+}
+
+/// The outcome of looking a `clientMessageId` up in the store.
+public enum ClientMessageLookup: Sendable, Equatable {
+    case found(Message)
+    case notFound
+    case failed
+}
+
+extension ChatEngine {
+    /// `message.send` (PROTOCOL.md §4, §6). A send with a `clientMessageId` is looked up in
+    /// the store first (`lookUpClientMessage`; answer with `clientMessageLookedUp`): a retry
+    /// of a stored message gets that message and spends no rate. The message is stored, and
+    /// on commit the sender gets `ok` and the channel `message.new`, both from one encoding
+    /// of the message; offline members get push events (§9).
+    public mutating func sendMessage(_ channelID: ChannelID, text: String, dataJSON: String?, clientMessageID: String?,
+                                     from sender: UserID, device: String?, for requester: Requester,
+                                     now: Milliseconds, monotonicNow: Milliseconds) -> [EngineEffect] {
+        counters.received += 1
+        let send = MessageSend(channelID: channelID, sender: sender, device: device, text: text, dataJSON: dataJSON,
+                               clientMessageID: clientMessageID, requester: requester)
+        do throws(ChatError) {
+            _ = try directory.memberChannel(channelID, of: sender)
+            if text.count > settings.maxTextLength {
+                throw ChatError(.messageTooLong, "text is longer than \(settings.maxTextLength) characters")
+            }
+        } catch {
+            return [.reply(requester, .failure(error))]
+        }
+        guard let clientMessageID else { return store(send, now: now, monotonicNow: monotonicNow) }
+        let key = ClientMessageKey(sender: sender, clientMessageID: clientMessageID)
+        if clientMessages[key] != nil {
+            // The same send is already being looked up or stored: answer with its outcome.
+            clientMessages[key]?.append(requester)
+            return []
+        }
+        clientMessages[key] = []
+        let lookup = nextWriteID()
+        clientMessageLookups[lookup] = send
+        return [.lookUpClientMessage(lookup, sender: sender, clientMessageID: clientMessageID)]
+    }
+
+    /// The store's answer to `lookUpClientMessage`.
+    public mutating func clientMessageLookedUp(_ lookup: WriteID, _ result: ClientMessageLookup, now: Milliseconds,
+                                               monotonicNow: Milliseconds) -> [EngineEffect] {
+        guard let send = clientMessageLookups.removeValue(forKey: lookup), let clientMessageID = send.clientMessageID else { return [] }
+        let key = ClientMessageKey(sender: send.sender, clientMessageID: clientMessageID)
+        switch result {
+        case .found(let stored):
+            let json = Self.encode(stored)
+            return [.reply(send.requester, .result(json))] + settle(key, with: .result(json))
+        case .notFound:
+            // The channel may have changed while the store was read.
+            do throws(ChatError) {
+                _ = try directory.memberChannel(send.channelID, of: send.sender)
+            } catch {
+                return [.reply(send.requester, .failure(error))] + settle(key, with: .failure(error))
+            }
+            return store(send, now: now, monotonicNow: monotonicNow)
+        case .failed:
+            let error = ChatError(.internalError, "storage failed; retry")
+            return [.reply(send.requester, .failure(error))] + settle(key, with: .failure(error))
+        }
+    }
+
+    private mutating func store(_ send: MessageSend, now: Milliseconds, monotonicNow: Milliseconds) -> [EngineEffect] {
+        let key = send.clientMessageID.map { ClientMessageKey(sender: send.sender, clientMessageID: $0) }
+        var effects: [EngineEffect] = []
+        let senderNumber = number(for: send.sender)
+        if case .limited(let retryAfterMs)? = userMessageRates?.take(senderNumber, now: monotonicNow) {
+            counters.rateLimited += 1
+            // One line when a user starts hitting the limit, not one per rejected send.
+            if limitedUsers.insert(send.sender).inserted {
+                effects.append(.log(.notice, "message.rate_limited", [
+                    "user": send.sender, "device": send.device ?? "", "retryAfterMs": "\(retryAfterMs)",
+                ]))
+            }
+            let error = ChatError(.rateLimited, "over \(userMessageRates?.ratePerSecond ?? 0) messages per second; retry in \(retryAfterMs) ms",
+                                  retryAfterMs: retryAfterMs)
+            effects.append(.reply(send.requester, .failure(error)))
+            if let key { effects += settle(key, with: .failure(error)) }
+            return effects
+        }
+        limitedUsers.remove(send.sender)
+        guard let channel = directory.channels[send.channelID] else { return [] }
+        var hiddenFrom: UserID?
+        if channel.kind == .oneToOne, let other = channel.members.first(where: { $0 != send.sender }),
+           DeliveryPolicy.hiddenForever(kind: .oneToOne, mode: settings.blockingMode,
+                                        relation: relation(sender: send.sender, recipient: other)) {
+            // Stored hidden from a recipient who blocked the sender (§5, 1-to-1).
+            hiddenFrom = other
+        }
+        let message = Message(id: ids.make(prefix: "m_", at: now), channelID: channel.id, senderID: send.sender, text: send.text,
+                              dataJSON: send.dataJSON, clientMessageID: send.clientMessageID, createdAt: now, hiddenFrom: hiddenFrom)
+        let write = nextWriteID()
+        messageWrites[write] = send
+        return [.persist(write, .insertMessage(message))]
+    }
+
+    mutating func messageCommitted(_ send: MessageSend, _ outcome: WriteOutcome, monotonicNow: Milliseconds) -> [EngineEffect] {
+        let key = send.clientMessageID.map { ClientMessageKey(sender: send.sender, clientMessageID: $0) }
+        guard case .committed(.message(let stored)) = outcome else {
+            let error = ChatError(.internalError, "storage failed; retry")
+            return [.reply(send.requester, .failure(error))] + (key.map { settle($0, with: .failure(error)) } ?? [])
+        }
+        counters.stored += 1
+        let json = Self.encode(stored)
+        var effects: [EngineEffect] = [.reply(send.requester, .result(json))]
+        // Retries that waited are answered after the original send's reply.
+        if let key { effects += settle(key, with: .result(json)) }
+        guard let channel = directory.channels[stored.channelID] else { return effects }
+        let relations = senderRelations(stored.senderID, in: channel)
+        directory.record(stored, hiddenFor: relations.listUnmoved)
+        // Open channels deliver at most N a second live; the rest is in history only (§6).
+        if channel.kind != .open || openChannelRates?.admit(channel.id, now: monotonicNow) ?? true {
+            let origin = MessageOrigin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map { number(for: $0) },
+                                       related: relations.related, kind: channel.kind, mode: settings.blockingMode)
+            let event = WireEncoding.event("message.new") { $0.raw(bytes: json) }
+            effects.append(.publishMessage(stored.channelID, payload: event, origin: origin, excluding: send.requester.session))
+        } else {
+            counters.openChannelThrottled += 1
+        }
+        let pushes = pushEvents(for: stored, in: channel)
+        if !pushes.isEmpty { effects.append(.push(pushes)) }
+        return effects
+    }
+
+    /// Answers every retry that waited for the first send of the same `clientMessageId`.
+    private mutating func settle(_ key: ClientMessageKey, with reply: EngineReply) -> [EngineEffect] {
+        guard let waiting = clientMessages.removeValue(forKey: key) else { return [] }
+        return waiting.map { .reply($0, reply) }
+    }
+
+    /// A message as every recipient gets it (PROTOCOL.md §3): encoded once for the `ok`,
+    /// `message.new` and a retry's answer.
+    static func encode(_ message: Message) -> [UInt8] {
+        var w = JSONWriter(capacity: 256 + message.text.utf8.count)
+        WireEncoding.write(message, to: &w)
+        return w.bytes
+    }
+
+    /// The user's dense number, assigned on first sight.
+    public mutating func number(for user: UserID) -> UserNumber {
+        if let number = userNumbers[user] { return number }
+        let number = UserNumber(userNumbers.count + 1)
+        userNumbers[user] = number
+        return number
+    }
+
+    public func relation(sender: UserID, recipient: UserID) -> DeliveryPolicy.Relation {
+        DeliveryPolicy.Relation(recipientBlockedSender: directory.blocks.hasBlocked(recipient, sender),
+                                senderBlockedRecipient: directory.blocks.hasBlocked(sender, recipient))
+    }
+
+    /// The sender's block relations inside `channel`, from the cache.
+    private mutating func senderRelations(_ sender: UserID, in channel: Channel) -> SenderRelations {
+        if let cached = relationsCache.cached(sender: sender, channel: channel.id, directory: directory) { return cached }
+        var related: Set<UserNumber> = []
+        var listUnmoved: Set<UserID> = []
+        // Walk the sender's block relations (usually few), not the channel's members.
+        for user in directory.blocks.blockers(of: sender).union(directory.blocks.blocked(by: sender))
+        where directory.channelIDs(of: user).contains(channel.id) {
+            related.insert(number(for: user))
+            if !DeliveryPolicy.movesChannelList(kind: channel.kind, mode: settings.blockingMode,
+                                                relation: relation(sender: sender, recipient: user)) {
+                listUnmoved.insert(user)
+            }
+        }
+        let fresh = SenderRelations(related: related.isEmpty ? nil : related, listUnmoved: listUnmoved)
+        relationsCache.store(fresh, sender: sender, channel: channel.id)
+        return fresh
+    }
+
+    /// Push events for members with no live connection, filtered by §5.
+    private func pushEvents(for message: Message, in channel: Channel) -> [PushEvent] {
+        guard channel.kind != .open else { return [] }
+        var events: [PushEvent] = []
+        for member in directory.offlineMembers(of: channel.id) where member != message.senderID && member != message.hiddenFrom {
+            let relation = relation(sender: message.senderID, recipient: member)
+            if DeliveryPolicy.pushes(kind: channel.kind, mode: settings.blockingMode, relation: relation,
+                                     pushFromBlockedUsers: channel.pushFromBlockedUsers) {
+                events.append(PushEvent(userID: member, message: message))
+            }
+        }
+        return events
+    }
+}
