@@ -1,0 +1,159 @@
+import Testing
+@testable import ChatCore
+
+/// `message.send` through the engine alone: the §5 cells as effects (what is stored hidden,
+/// who the fan-out must check, who gets a push, whose channel list moves), one encoding for
+/// the `ok` and `message.new`, retries by `clientMessageId`, and failed writes.
+@Suite("ChatEngine messages")
+struct ChatEngineMessageTests {
+    static let sender = Requester.session(1, requestID: .number("1"))
+
+    enum Relation: CaseIterable {
+        case none, recipientBlockedSender, senderBlockedRecipient, both
+
+        var policy: DeliveryPolicy.Relation {
+            DeliveryPolicy.Relation(recipientBlockedSender: self == .recipientBlockedSender || self == .both,
+                                    senderBlockedRecipient: self == .senderBlockedRecipient || self == .both)
+        }
+    }
+
+    /// An engine with sender `s` and recipient `r` (offline) in a channel of `kind`, blocked as `relation` says.
+    static func setUp(_ kind: DeliveryPolicy.ChannelKind, _ mode: DeliveryPolicy.Mode, _ relation: Relation)
+        -> (engine: ChatEngine, channel: ChannelID)
+    {
+        var directory = ChatDirectory()
+        for user in ["s", "r", "t"] { directory.upsert(User(id: user, createdAt: 1)) }
+        var engine = ChatEngine(directory: directory, settings: ChatEngine.Settings(blockingMode: mode))
+        let members = kind == .group ? ["r", "t"] : ["r"]
+        let type: ChannelType = kind == .open ? .open : .group
+        let create = engine.changeChannel(.create(type: type, userIDs: type == .open ? [] : members, name: nil, distinct: kind == .oneToOne,
+                                                  pushFromBlockedUsers: nil), by: "s", for: sender, now: 1)
+        _ = engine.settle(create, .committed(.done))
+        let channel = engine.directory.channelIDs(of: "s").first ?? ""
+        if kind == .open { _ = engine.settle(engine.changeChannel(.join(channel), by: "r", for: .session(2, requestID: .null), now: 2), .committed(.done)) }
+        if relation.policy.recipientBlockedSender {
+            _ = engine.settle(engine.setBlocks(["s"], blocked: true, by: "r", for: .admin(1), now: 3), .committed(.done))
+        }
+        if relation.policy.senderBlockedRecipient {
+            _ = engine.settle(engine.setBlocks(["r"], blocked: true, by: "s", for: .admin(2), now: 3), .committed(.done))
+        }
+        return (engine, channel)
+    }
+
+    @Test("every §5 cell: stored hidden, checked in the fan-out, pushed, moving the channel list", arguments:
+          DeliveryPolicy.ChannelKind.allCases, DeliveryPolicy.Mode.allCases)
+    func fivecells(kind: DeliveryPolicy.ChannelKind, mode: DeliveryPolicy.Mode) {
+        for relation in Relation.allCases {
+            var (engine, channel) = Self.setUp(kind, mode, relation)
+            #expect(engine.directory.channels[channel].map { $0.kind } == kind, "set-up made the wrong kind of channel")
+            let send = engine.sendMessage(channel, text: "hi", dataJSON: nil, clientMessageID: nil, from: "s", device: nil,
+                                          for: Self.sender, now: 10, monotonicNow: 10)
+            guard case .insertMessage(let draft)? = send.persisted.first?.write else {
+                Issue.record("\(kind) \(mode) \(relation): nothing stored")
+                continue
+            }
+            let hidden = kind == .oneToOne && DeliveryPolicy.hiddenForever(kind: kind, mode: mode, relation: relation.policy)
+            #expect((draft.hiddenFrom == "r") == hidden, "\(kind) \(mode) \(relation): hiddenFrom")
+            var stored = draft
+            stored.seq = 1
+            let done = engine.committed(send.persisted[0].id, .committed(.message(stored)), monotonicNow: 10)
+            let origin = done.compactMap { effect -> MessageOrigin? in
+                if case .publishMessage(_, _, let origin, _) = effect { return origin } else { return nil }
+            }.first
+            let r = engine.number(for: "r")
+            if kind == .open || !hidden {
+                #expect(origin != nil, "\(kind) \(mode) \(relation): no message.new")
+            }
+            if let origin {
+                #expect((origin.related?.contains(r) ?? false) == (relation != .none), "\(kind) \(mode) \(relation): fan-out check")
+                #expect((origin.hiddenFrom == r) == hidden)
+                #expect(origin.kind == kind && origin.mode == mode)
+            }
+            let pushed = done.contains { if case .push(let events) = $0 { return events.contains { $0.userID == "r" } } else { return false } }
+            let pushes = kind != .open && !hidden
+                && DeliveryPolicy.pushes(kind: kind, mode: mode, relation: relation.policy, pushFromBlockedUsers: false)
+            #expect(pushed == pushes, "\(kind) \(mode) \(relation): push")
+            let moves = DeliveryPolicy.movesChannelList(kind: kind, mode: mode, relation: relation.policy)
+            #expect((engine.directory.lastMessage(of: channel, for: "r")?.id == stored.id) == moves,
+                    "\(kind) \(mode) \(relation): channel list")
+        }
+    }
+
+    @Test("the ok and message.new carry the same bytes of the message, and nothing is applied before the commit")
+    func encodedOnce() {
+        var (engine, channel) = Self.setUp(.group, .standard, .none)
+        let send = engine.sendMessage(channel, text: "hello", dataJSON: #"{"k":1}"#, clientMessageID: nil, from: "s", device: nil,
+                                      for: Self.sender, now: 10, monotonicNow: 10)
+        #expect(engine.directory.newestMessage(of: channel) == nil)
+        guard case .insertMessage(var stored)? = send.persisted.first?.write else { return }
+        stored.seq = 1
+        let done = engine.committed(send.persisted[0].id, .committed(.message(stored)), monotonicNow: 10)
+        guard case .result(let json)? = done.replies.first?.reply,
+              case .publishMessage(_, let payload, _, let excluding)? = done.first(where: {
+                  if case .publishMessage = $0 { return true } else { return false } }) else {
+            Issue.record("no reply or no message.new")
+            return
+        }
+        #expect(excluding == 1)
+        let event = String(decoding: payload, as: UTF8.self)
+        #expect(event == #"{"type":"event","event":"message.new","data":"# + String(decoding: json, as: UTF8.self) + "}")
+        #expect(parseJSON(json)?["data"]?["k"] != nil)
+        #expect(engine.directory.newestMessage(of: channel)?.id == stored.id)
+        #expect(engine.counters.stored == 1 && engine.counters.received == 1)
+    }
+
+    @Test("a failed write answers ERR_INTERNAL, records nothing, and the retry by clientMessageId stores it once")
+    func failedSendRetried() {
+        var (engine, channel) = Self.setUp(.group, .standard, .none)
+        let first = engine.sendMessage(channel, text: "x", dataJSON: nil, clientMessageID: "c1", from: "s", device: nil,
+                                       for: Self.sender, now: 10, monotonicNow: 10)
+        guard case .lookUpClientMessage(let lookup, "s", "c1")? = first.first else {
+            Issue.record("a clientMessageId send was not looked up first")
+            return
+        }
+        // A retry while the first is in flight waits for it.
+        let waiting = engine.sendMessage(channel, text: "x", dataJSON: nil, clientMessageID: "c1", from: "s", device: nil,
+                                         for: .session(1, requestID: .number("2")), now: 11, monotonicNow: 11)
+        #expect(waiting.isEmpty)
+        let write = engine.clientMessageLookedUp(lookup, .notFound, now: 12, monotonicNow: 12)
+        #expect(write.persisted.count == 1)
+        let failed = engine.settle(write, .failed)
+        #expect(failed.replies.count == 2 && failed.replies.allSatisfy { $0.reply.errorCode == .internalError })
+        #expect(engine.directory.newestMessage(of: channel) == nil && engine.counters.stored == 0)
+        #expect(engine.clientMessagesInFlight == 0)
+        // The client retries: looked up again (not found: the failed write stored nothing), stored once.
+        let retry = engine.sendMessage(channel, text: "x", dataJSON: nil, clientMessageID: "c1", from: "s", device: nil,
+                                       for: Self.sender, now: 20, monotonicNow: 20)
+        guard case .lookUpClientMessage(let again, _, _)? = retry.first else { return }
+        let stored = engine.clientMessageLookedUp(again, .notFound, now: 21, monotonicNow: 21)
+        guard case .insertMessage(var message)? = stored.persisted.first?.write else { return }
+        message.seq = 1
+        _ = engine.committed(stored.persisted[0].id, .committed(.message(message)))
+        // A later retry is answered from the store, with no second write and no rate spent.
+        let late = engine.sendMessage(channel, text: "x", dataJSON: nil, clientMessageID: "c1", from: "s", device: nil,
+                                      for: Self.sender, now: 30, monotonicNow: 30)
+        guard case .lookUpClientMessage(let last, _, _)? = late.first else { return }
+        let answered = engine.clientMessageLookedUp(last, .found(message), now: 31, monotonicNow: 31)
+        #expect(answered.persisted.isEmpty && answered.replies.first?.reply.json?["id"]?.stringValue == message.id)
+    }
+
+    @Test("the per-user rate: past the burst ERR_RATE_LIMITED with retryAfterMs, one log line per streak, nothing stored")
+    func rateLimited() {
+        var directory = ChatDirectory()
+        for user in ["s", "r"] { directory.upsert(User(id: user, createdAt: 1)) }
+        var engine = ChatEngine(directory: directory, settings: ChatEngine.Settings(userMessagesPerSecond: 5, userMessageBurst: 2))
+        _ = engine.settle(engine.changeChannel(.create(type: .group, userIDs: ["r"], name: nil, distinct: false, pushFromBlockedUsers: nil),
+                                               by: "s", for: Self.sender, now: 1), .committed(.done))
+        let channel = engine.directory.channelIDs(of: "s").first ?? ""
+        var outcomes: [[EngineEffect]] = []
+        for index in 0..<4 {
+            outcomes.append(engine.sendMessage(channel, text: "m\(index)", dataJSON: nil, clientMessageID: nil, from: "s", device: "d",
+                                               for: Self.sender, now: 100, monotonicNow: 100))
+        }
+        #expect(outcomes.map(\.persisted.count) == [1, 1, 0, 0])
+        #expect(outcomes[2].replies.first?.reply.errorCode == .rateLimited)
+        let logs = outcomes.flatMap { $0 }.filter { if case .log(.notice, "message.rate_limited", _) = $0 { return true } else { return false } }
+        #expect(logs.count == 1)
+        #expect(engine.counters.rateLimited == 2)
+    }
+}
