@@ -118,6 +118,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Every live connection (read on the loop).
     public var liveConnections: some Collection<SocketConnection> { connections.values }
 
+    /// The live connection with this id (call on the loop): how work that left the loop
+    /// finds its connection again, or learns that it is gone.
+    public func connection(_ id: UInt64) -> SocketConnection? { connections[id] }
+
     func register(_ connection: SocketConnection) {
         connections[connection.id] = connection
         reclaimer?.connectionChurned()

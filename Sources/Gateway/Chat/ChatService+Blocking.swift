@@ -3,7 +3,7 @@ import Storage
 
 extension ChatService {
     /// `user.block` / `user.unblock` from a client, decided by the engine.
-    func setBlocks(id: JSONValue, session: ChatSession, targets: [UserID], isBlocked: Bool) {
+    func setBlocks(id: JSONValue, session: SessionRecord, targets: [UserID], isBlocked: Bool) {
         run(engine.setBlocks(targets, blocked: isBlocked, by: session.userID,
                              for: .session(session.id, requestID: id), now: clock.now()))
     }
@@ -64,7 +64,7 @@ extension ChatService {
         return (page.map { userView($0, for: user) }, next)
     }
 
-    func blockedList(id: JSONValue, session: ChatSession, direction: BlockDirection, limit: Int, search: String?,
+    func blockedList(id: JSONValue, session: SessionRecord, direction: BlockDirection, limit: Int, search: String?,
                      userIDs: [UserID]?, cursor: String?) throws(ChatError) {
         let page = try blockedUsers(of: session.userID, direction: direction, limit: limit, search: search,
                                     userIDs: userIDs, cursor: cursor)

@@ -7,12 +7,12 @@ extension ChatService {
     }
 
     /// `channel.updated` to every member but `session` (the admin API's changes).
-    func announce(_ channel: Channel, excluding session: ChatSession?) {
+    func announce(_ channel: Channel, excluding session: SessionRecord?) {
         run(engine.announce(channel, excluding: session?.id))
     }
 
     /// `channel.create` / `invite` / `join` / `leave` / `update`, decided by the engine.
-    func changeChannel(_ command: ChannelCommand, id: JSONValue, session: ChatSession) {
+    func changeChannel(_ command: ChannelCommand, id: JSONValue, session: SessionRecord) {
         run(engine.changeChannel(command, by: session.userID, for: .session(session.id, requestID: id), now: clock.now()))
     }
 
@@ -23,7 +23,7 @@ extension ChatService {
         run(engine.changeChannel(command, by: "", for: .admin(lastAdminCall), now: clock.now()))
     }
 
-    func channelList(id: JSONValue, session: ChatSession, limit: Int, cursor: String?) throws(ChatError) {
+    func channelList(id: JSONValue, session: SessionRecord, limit: Int, cursor: String?) throws(ChatError) {
         var after: (activity: Milliseconds, id: ChannelID)?
         if let cursor {
             let fields = try cursors.open(cursor, fieldCount: 3)

@@ -30,7 +30,7 @@ extension ChatService {
             case .removeFromChannel(let users, let channel):
                 forEachShard { $0.remove(users: users, from: channel) }
             case .publishToUsers(let users, let payload, let excluding):
-                publish(SharedEvent(payload: payload), toUsers: users, excluding: excluding.flatMap { sessionsByID[$0] })
+                publish(SharedEvent(payload: payload), toUsers: users, excluding: excluding)
             case .closeSessions(let user, .deactivated):
                 closeSessions(of: user, code: .userDeactivated, reason: "user deactivated")
             case .userWritesFailed(let waiting):
@@ -48,7 +48,7 @@ extension ChatService {
                     }
                 }
             case .publishMessage(let channel, let payload, let origin, let excluding):
-                publish(SharedEvent(payload: payload, origin: origin), to: channel, excluding: excluding.flatMap { sessionsByID[$0] })
+                publish(SharedEvent(payload: payload, origin: origin), to: channel, excluding: excluding)
             case .push(let events):
                 push.emit(events)
             case .log(let level, let event, let metadata):

@@ -2,7 +2,7 @@ import ChatCore
 import Storage
 
 extension ChatService {
-    func messageSend(id: JSONValue, session: ChatSession, channelID: ChannelID, text: String, dataJSON: String?,
+    func messageSend(id: JSONValue, session: SessionRecord, channelID: ChannelID, text: String, dataJSON: String?,
                      clientMessageID: String?) {
         run(engine.sendMessage(channelID, text: text, dataJSON: dataJSON, clientMessageID: clientMessageID,
                                from: session.userID, device: session.device, for: .session(session.id, requestID: id),
@@ -13,7 +13,7 @@ extension ChatService {
         engine.relation(sender: sender, recipient: recipient)
     }
 
-    func messageHistory(id: JSONValue, session: ChatSession, channelID: ChannelID, before: Int64?, after: Int64?,
+    func messageHistory(id: JSONValue, session: SessionRecord, channelID: ChannelID, before: Int64?, after: Int64?,
                         limit: Int, cursor: String?) throws(ChatError) {
         let channel = try directory.memberChannel(channelID, of: session.userID)
         var (before, after) = (before, after)
@@ -24,14 +24,13 @@ extension ChatService {
             }
             if fields[2] == "after" { after = seq } else { before = seq }
         }
-        let box = UncheckedBox(session)
         let page = HistoryPage(channel: channel, viewer: session.userID, hideBlocked: session.hideBlocked,
                                forward: after != nil, limit: limit)
         fetch(page, from: after ?? before) { [self] result in
             switch result {
             case .success(let page):
                 let next = page.next.map { cursors.seal(["history", channelID, page.forward ? "after" : "before", String($0)]) }
-                reply(box.value, id: id) { w in
+                reply(session, id: id) { w in
                     w.beginObject()
                     w.key("messages")
                     w.beginArray()
@@ -41,7 +40,7 @@ extension ChatService {
                     w.endObject()
                 }
             case .failure:
-                reply(box.value, id: id, error: ChatError(.internalError, "storage failed; retry"))
+                reply(session, id: id, error: ChatError(.internalError, "storage failed; retry"))
             }
         }
     }

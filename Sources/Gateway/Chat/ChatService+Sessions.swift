@@ -3,9 +3,9 @@ import EventLoop
 import WebSocket
 
 extension ChatService {
-    /// The upgrade's verdict: a session to attach, or the HTTP error of PROTOCOL.md §1.
-    enum SessionVerdict {
-        case accept(ChatSession)
+    /// The upgrade's verdict: a session registered on its loop, or the HTTP error of PROTOCOL.md §1.
+    enum SessionVerdict: Sendable {
+        case accept(SessionRecord)
         case reject(HTTPResponse)
     }
 
@@ -15,9 +15,9 @@ extension ChatService {
 
     /// Authenticates a `/v1/ws` upgrade and registers its session; `completion`
     /// runs on the core queue (the caller hops back to its loop).
-    func openSession(_ request: HTTPRequest, loop: EventLoop, completion: @escaping @Sendable (UncheckedBox<SessionVerdict>) -> Void) {
+    func openSession(_ request: HTTPRequest, loop: EventLoop, completion: @escaping @Sendable (SessionVerdict) -> Void) {
         if !settings.allowedOrigins.isEmpty, let origin = request.header("Origin"), !settings.allowedOrigins.contains(origin) {
-            completion(UncheckedBox(Self.reject(403, ChatError(.forbidden, "origin \(origin) is not allowed"))))
+            completion(Self.reject(403, ChatError(.forbidden, "origin \(origin) is not allowed")))
             return
         }
         var token = request.queryValue("token")
@@ -25,20 +25,19 @@ extension ChatService {
             token = String(authorization.dropFirst(7).drop(while: { $0 == " " }))
         }
         guard let token, !token.isEmpty else {
-            completion(UncheckedBox(Self.reject(401, ChatError(.notLoggedIn, "token missing"))))
+            completion(Self.reject(401, ChatError(.notLoggedIn, "token missing")))
             return
         }
         let device = request.queryValue("device")
         let hideBlocked = request.queryValue("hideBlocked") == "1"
-        let box = UncheckedBox(loop)
         Task(executorPreference: DispatchTaskExecutor.shared) { [self] in
             let verified = await tokens.verify(token)
             inbox.async { [self] in
                 switch verified {
                 case .failure(let error):
-                    completion(UncheckedBox(Self.reject(401, error)))
+                    completion(Self.reject(401, error))
                 case .success(let identity):
-                    completion(UncheckedBox(register(identity, device: device, hideBlocked: hideBlocked, loop: box.value)))
+                    completion(register(identity, device: device, hideBlocked: hideBlocked, loop: loop))
                 }
             }
         }
@@ -52,6 +51,7 @@ extension ChatService {
         if live >= settings.maxConnectionsPerUser {
             return Self.reject(429, ChatError(.forbidden, "user already holds \(live) live connections"))
         }
+        guard let shard = shard(for: loop) else { return Self.reject(503, ChatError(.internalError, "no hub for this loop")) }
         // The token's profile and the time are kept at once and written in the background.
         var user = directory.users[identity.userID] ?? User(id: identity.userID, createdAt: clock.now())
         if let name = identity.name { user.name = name }
@@ -59,37 +59,37 @@ extension ChatService {
         user.lastSeenAt = clock.now()
         run(engine.touchUser(user))
         lastSessionID += 1
-        let session = ChatSession(id: lastSessionID, userID: user.id, userNumber: number(for: user.id), device: device,
-                                  hideBlocked: hideBlocked, expiresAt: identity.expiresAt, loop: loop, service: self)
-        sessions[user.id, default: []].append(session)
-        sessionsByID[session.id] = session
+        let record = SessionRecord(id: lastSessionID, userID: user.id, userNumber: number(for: user.id), device: device,
+                                   hideBlocked: hideBlocked, expiresAt: identity.expiresAt, loopIndex: loop.index)
+        sessions[user.id, default: []].append(record)
+        sessionsByID[record.id] = record
         directory.setOnline(user.id, true)
         let channels = directory.channelIDs(of: user.id)
         let blocked = Set(directory.blocks.blocked(by: user.id).map(number(for:)))
         let blockedBy = Set(directory.blocks.blockers(of: user.id).map(number(for:)))
-        if let shard = shard(for: loop) {
-            let box = UncheckedBox(session)
-            loop.execute {
-                box.value.blocked = blocked
-                box.value.blockedBy = blockedBy
-                shard.register(box.value, channels: channels)
-            }
+        // Queued on the loop before the verdict, and before any later hub change for the user.
+        loop.execute { [self] in
+            shard.register(record, channels: channels, blocked: blocked, blockedBy: blockedBy, service: self)
         }
-        return .accept(session)
+        return .accept(record)
     }
 
-    /// Called on the session's loop when its connection is gone.
+    /// The session the core registered on `loop`, for the upgrade (call on the loop).
+    func registeredSession(_ record: SessionRecord, on loop: EventLoop) -> ChatSession? {
+        shard(for: loop)?.session(record.id)
+    }
+
+    /// Called on the session's loop when its connection is gone (or never opened).
     func sessionClosed(_ session: ChatSession) {
         shard(for: session.loop)?.unregister(session)
-        let box = UncheckedBox(session)
+        let record = session.record
         inbox.async { [self] in
-            let session = box.value
-            sessionsByID[session.id] = nil
-            sessions[session.userID]?.removeAll { $0 === session }
-            if sessions[session.userID]?.isEmpty == true {
-                sessions[session.userID] = nil
-                directory.setOnline(session.userID, false)
-                if var user = directory.users[session.userID] {
+            sessionsByID[record.id] = nil
+            sessions[record.userID]?.removeAll { $0.id == record.id }
+            if sessions[record.userID]?.isEmpty == true {
+                sessions[record.userID] = nil
+                directory.setOnline(record.userID, false)
+                if var user = directory.users[record.userID] {
                     user.lastSeenAt = clock.now()
                     run(engine.touchUser(user))
                 }
@@ -99,9 +99,10 @@ extension ChatService {
 
     /// Closes every live session of `user` with `code` (core queue).
     func closeSessions(of user: UserID, code: CloseCode, reason: String) {
-        for session in sessions[user] ?? [] {
-            let box = UncheckedBox(session)
-            session.loop.execute { box.value.close(code: code, reason: reason) }
+        for record in sessions[user] ?? [] {
+            guard let shard = shards(at: record.loopIndex) else { continue }
+            let id = record.id
+            shard.loop.execute { shard.session(id)?.close(code: code, reason: reason) }
         }
     }
 }

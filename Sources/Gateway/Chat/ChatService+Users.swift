@@ -6,7 +6,7 @@ extension ChatService {
         engine.userView(user, for: viewer)
     }
 
-    func me(id: JSONValue, session: ChatSession) throws(ChatError) {
+    func me(id: JSONValue, session: SessionRecord) throws(ChatError) {
         let user = try directory.user(session.userID)
         let view = userView(user, for: user.id)
         let blocked = directory.blocks.blocked(by: user.id).sorted()
@@ -21,12 +21,12 @@ extension ChatService {
         }
     }
 
-    func userGet(id: JSONValue, session: ChatSession, target: UserID) throws(ChatError) {
+    func userGet(id: JSONValue, session: SessionRecord, target: UserID) throws(ChatError) {
         let view = userView(try directory.user(target), for: session.userID)
         reply(session, id: id) { WireEncoding.write(view, to: &$0) }
     }
 
-    func userList(id: JSONValue, session: ChatSession, ids: [UserID]?, key: String?, values: [String]?,
+    func userList(id: JSONValue, session: SessionRecord, ids: [UserID]?, key: String?, values: [String]?,
                   limit: Int, cursor: String?) throws(ChatError) {
         let after = try cursor.map { (text) throws(ChatError) in try cursors.open(text, fieldCount: 2) }
         if let after, after[0] != "users" { throw ChatError(.invalidCursor, "cursor is for another list") }
@@ -36,7 +36,7 @@ extension ChatService {
         reply(session, id: id) { w in Self.writeUserPage(views, next: next, to: &w) }
     }
 
-    func userUpdate(id: JSONValue, session: ChatSession, name: String?, image: String?, metadata: [String: String]?) {
+    func userUpdate(id: JSONValue, session: SessionRecord, name: String?, image: String?, metadata: [String: String]?) {
         run(engine.changeUser(session.userID, .profile(name: name, image: image, metadata: metadata),
                               for: .session(session.id, requestID: id), now: clock.now()))
     }

@@ -3,6 +3,7 @@ import Dispatch
 import EventLoop
 import Logging
 import Storage
+import Synchronization
 
 /// The chat core: owns the directory and decides every request on one serial
 /// queue, persists through the store (group commit), and fans events out
@@ -44,9 +45,9 @@ final class ChatService: @unchecked Sendable {
         get { engine.directory }
         _modify { yield &engine.directory }
     }
-    var sessions: [UserID: [ChatSession]] = [:]
+    var sessions: [UserID: [SessionRecord]] = [:]
     /// Live sessions by id, for the engine's replies.
-    var sessionsByID: [SessionID: ChatSession] = [:]
+    var sessionsByID: [SessionID: SessionRecord] = [:]
     var lastSessionID: SessionID = 0
     /// Admin API calls waiting for the engine's reply, by number.
     var adminReplies: [UInt64: @Sendable (EngineReply) -> Void] = [:]
@@ -104,13 +105,13 @@ final class ChatService: @unchecked Sendable {
 
     private func recentMessages(_ channelID: ChannelID, viewer: UserID) throws(StoreError) -> [Message] {
         let done = DispatchSemaphore(value: 0)
-        let result = UncheckedBox(ResultSlot())
+        let result = Mutex<Result<[Message], StoreError>>(.success([]))
         store.history(channelID: channelID, viewer: viewer, beforeSeq: nil, afterSeq: nil, limit: 100) { outcome in
-            result.value.outcome = outcome
+            result.withLock { $0 = outcome }
             done.signal()
         }
         done.wait()
-        return try (result.value.outcome ?? .success([])).get()
+        return try result.withLock { $0 }.get()
     }
 
     /// The user's dense number, assigned on first sight.
@@ -122,6 +123,8 @@ final class ChatService: @unchecked Sendable {
 
     func shard(for loop: EventLoop) -> HubShard? { shards[loop.index] }
 
+    func shards(at loopIndex: Int) -> HubShard? { shards[loopIndex] }
+
     /// Runs `body` on every loop's shard, in order after everything queued before.
     func forEachShard(_ body: @escaping @Sendable (HubShard) -> Void) {
         for shard in shards.values {
@@ -129,38 +132,36 @@ final class ChatService: @unchecked Sendable {
         }
     }
 
-    /// Replies to one session on its loop (the one reply of one of its requests).
-    func reply(_ session: ChatSession, _ bytes: [UInt8]) {
-        let box = UncheckedBox(session)
-        session.loop.execute { box.value.sendReply(bytes) }
+    /// Replies to one session on its loop (the one reply of one of its requests); a session
+    /// that closed meanwhile gets nothing.
+    func reply(_ session: SessionRecord, _ bytes: [UInt8]) {
+        guard let shard = shards[session.loopIndex] else { return }
+        let id = session.id
+        shard.loop.execute { shard.session(id)?.sendReply(bytes) }
     }
 
-    func reply(_ session: ChatSession, id: JSONValue, error: ChatError) {
+    func reply(_ session: SessionRecord, id: JSONValue, error: ChatError) {
         reply(session, WireEncoding.error(id: id, error))
     }
 
-    func reply(_ session: ChatSession, id: JSONValue, result: (inout JSONWriter) -> Void) {
+    func reply(_ session: SessionRecord, id: JSONValue, result: (inout JSONWriter) -> Void) {
         reply(session, WireEncoding.ok(id: id, result: result))
     }
 
     /// Queues `event` to the sessions of `channel` on every loop (except `excluded`).
-    func publish(_ event: SharedEvent, to channel: ChannelID, excluding excluded: ChatSession?) {
-        let skip = excluded.map(ObjectIdentifier.init)
-        forEachShard { $0.deliver(event, to: channel, excluding: skip) }
+    func publish(_ event: SharedEvent, to channel: ChannelID, excluding excluded: SessionID?) {
+        forEachShard { $0.deliver(event, to: channel, excluding: excluded) }
     }
 
-    func publish(_ event: SharedEvent, toUsers users: [UserID], excluding excluded: ChatSession?) {
-        let skip = excluded.map(ObjectIdentifier.init)
-        forEachShard { $0.deliver(event, toUsers: users, excluding: skip) }
+    func publish(_ event: SharedEvent, toUsers users: [UserID], excluding excluded: SessionID?) {
+        forEachShard { $0.deliver(event, toUsers: users, excluding: excluded) }
     }
 
     // MARK: requests
 
     /// Called on the session's loop; decides on the core queue.
-    func handle(_ request: Request, from session: ChatSession) {
-        let box = UncheckedBox(session)
+    func handle(_ request: Request, from session: SessionRecord) {
         inbox.async { [self] in
-            let session = box.value
             do throws(ChatError) {
                 try dispatch(request, from: session)
             } catch {
@@ -169,7 +170,7 @@ final class ChatService: @unchecked Sendable {
         }
     }
 
-    private func dispatch(_ request: Request, from session: ChatSession) throws(ChatError) {
+    private func dispatch(_ request: Request, from session: SessionRecord) throws(ChatError) {
         let id = request.id
         let user = session.userID
         switch request.command {
@@ -218,15 +219,4 @@ final class ChatService: @unchecked Sendable {
             inbox.async { then(result) }
         }
     }
-}
-
-/// Carries a reader's answer back to a start-up thread that waits for it.
-final class ResultSlot {
-    var outcome: Result<[Message], StoreError>?
-}
-
-/// Moves a loop-confined object through the core queue and back; only its own loop touches it.
-struct UncheckedBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
 }

@@ -5,12 +5,12 @@ import WebSocket
 /// One authenticated `/v1/ws` connection: decodes requests on its loop, hands
 /// them to the service, and writes replies and events. Lives on its loop.
 final class ChatSession: WebSocketApplication {
-    let id: SessionID
-    let userID: UserID
-    let userNumber: UserNumber
-    let device: String?
-    let hideBlocked: Bool
-    let expiresAt: Milliseconds
+    let record: SessionRecord
+    var id: SessionID { record.id }
+    var userID: UserID { record.userID }
+    var userNumber: UserNumber { record.userNumber }
+    var hideBlocked: Bool { record.hideBlocked }
+    var expiresAt: Milliseconds { record.expiresAt }
     let loop: EventLoop
     private let service: ChatService
     /// Strong while open (a weak load per delivery costs an atomic); released when the
@@ -25,14 +25,9 @@ final class ChatSession: WebSocketApplication {
     private var expiringSent = false
     private var budget: RequestBudget
 
-    init(id: SessionID, userID: UserID, userNumber: UserNumber, device: String?, hideBlocked: Bool,
-         expiresAt: Milliseconds, loop: EventLoop, service: ChatService) {
-        self.id = id
-        self.userID = userID
-        self.userNumber = userNumber
-        self.device = device
-        self.hideBlocked = hideBlocked
-        self.expiresAt = expiresAt
+    /// Made on its loop by the hub shard when the core registers the session.
+    init(record: SessionRecord, loop: EventLoop, service: ChatService) {
+        self.record = record
         self.loop = loop
         self.service = service
         budget = RequestBudget(ratePerSecond: service.settings.connectionRequestsPerSecond,
@@ -51,7 +46,7 @@ final class ChatSession: WebSocketApplication {
         case .success(let request):
             switch budget.admit(now: service.clock.monotonicNow()) {
             case .admitted:
-                service.handle(request, from: self)
+                service.handle(request, from: record)
             case .limited(let retryAfterMs):
                 service.metrics.requestsRefusedByRate.increment()
                 send(WireEncoding.error(id: request.id, ChatError(

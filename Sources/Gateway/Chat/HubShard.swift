@@ -12,19 +12,31 @@ final class HubShard: @unchecked Sendable {
     private let metrics: GatewayMetrics
     private var channelSessions: [ChannelID: [ChatSession]] = [:]
     private var userSessions: [UserID: [ChatSession]] = [:]
+    private var sessionsByID: [SessionID: ChatSession] = [:]
 
     init(loop: EventLoop, metrics: GatewayMetrics) {
         self.loop = loop
         self.metrics = metrics
     }
 
-    func register(_ session: ChatSession, channels: Set<ChannelID>) {
+    /// Makes the session the core accepted, with what it receives and its block sets as of
+    /// that moment; later hub changes queued by the core follow on this loop.
+    func register(_ record: SessionRecord, channels: Set<ChannelID>, blocked: Set<UserNumber>, blockedBy: Set<UserNumber>,
+                  service: ChatService) {
+        let session = ChatSession(record: record, loop: loop, service: service)
+        session.blocked = blocked
+        session.blockedBy = blockedBy
+        sessionsByID[record.id] = session
         userSessions[session.userID, default: []].append(session)
         for channel in channels { channelSessions[channel, default: []].append(session) }
         session.channels = channels
     }
 
+    /// The live session with this id, if it is still here.
+    func session(_ id: SessionID) -> ChatSession? { sessionsByID[id] }
+
     func unregister(_ session: ChatSession) {
+        sessionsByID[session.id] = nil
         userSessions[session.userID]?.removeAll { $0 === session }
         if userSessions[session.userID]?.isEmpty == true { userSessions[session.userID] = nil }
         for channel in session.channels {
@@ -54,12 +66,12 @@ final class HubShard: @unchecked Sendable {
 
     /// Queues one shared event to every session of the channel except `excluded`;
     /// a `message.new` is checked against each session's blocked sets first.
-    func deliver(_ event: SharedEvent, to channel: ChannelID, excluding excluded: ObjectIdentifier?) {
+    func deliver(_ event: SharedEvent, to channel: ChannelID, excluding excluded: SessionID?) {
         guard let sessions = channelSessions[channel] else { return }
         var delivered = 0
         var suppressed = 0
         if let origin = event.origin, let related = origin.related ?? (origin.hiddenFrom == nil ? nil : []) {
-            for session in sessions where ObjectIdentifier(session) != excluded {
+            for session in sessions where session.id != excluded {
                 if origin.hiddenFrom == session.userNumber || (related.contains(session.userNumber) && !delivers(origin, to: session)) {
                     suppressed += 1
                     continue
@@ -69,7 +81,7 @@ final class HubShard: @unchecked Sendable {
             }
         } else {
             // Not a message, or nobody in the channel is blocked with its sender: no per-recipient check.
-            for session in sessions where ObjectIdentifier(session) != excluded {
+            for session in sessions where session.id != excluded {
                 session.deliver(event)
                 delivered += 1
             }
@@ -98,9 +110,9 @@ final class HubShard: @unchecked Sendable {
         }
     }
 
-    func deliver(_ event: SharedEvent, toUsers users: [UserID], excluding excluded: ObjectIdentifier?) {
+    func deliver(_ event: SharedEvent, toUsers users: [UserID], excluding excluded: SessionID?) {
         for user in users {
-            for session in userSessions[user] ?? [] where ObjectIdentifier(session) != excluded {
+            for session in userSessions[user] ?? [] where session.id != excluded {
                 session.deliver(event)
             }
         }

@@ -158,11 +158,16 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 return
             }
             phase = .deciding(request, leftover: leftover)
-            let handler = UncheckedBox(self)
-            let socket = UncheckedBox(connection)
+            let loop = connection.loop
+            let id = connection.id
             start { decision in
-                socket.value.loop.execute {
-                    handler.value.resume(with: decision.value, on: socket.value)
+                loop.execute {
+                    // The connection is found again by id; one gone meanwhile releases what it was granted.
+                    guard let connection = loop.connection(id), let handler = connection.handler as? HTTPConnectionHandler else {
+                        if case .upgrade(_, let application) = decision.opened(on: loop) { application.webSocketAbandoned() }
+                        return
+                    }
+                    handler.resume(with: decision.opened(on: loop), on: connection)
                 }
             }
         case .respond(let response):
@@ -208,7 +213,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
             phase = .done
             if case .upgrade(_, let application) = decision { application.webSocketAbandoned() }
         default:
-            break
+            // Nobody will open it: release what the decision granted.
+            if case .upgrade(_, let application) = decision { application.webSocketAbandoned() }
         }
     }
 

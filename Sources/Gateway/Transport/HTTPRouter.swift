@@ -10,7 +10,27 @@ final class HTTPRouter: Sendable {
         case respond(HTTPResponse)
         case upgrade(WebSocketHandshake.Upgrade, any WebSocketApplication)
         /// Call the closure with a completion; the decision arrives on another thread.
-        case deferred(@Sendable (_ completion: @escaping @Sendable (UncheckedBox<Decision>) -> Void) -> Void)
+        case deferred(@Sendable (_ completion: @escaping @Sendable (DeferredDecision) -> Void) -> Void)
+    }
+
+    /// A decision reached off the loop: a value that crosses back to it.
+    enum DeferredDecision: Sendable {
+        case respond(HTTPResponse)
+        /// Upgrade to the application `open` hands out on the connection's loop (nil: none).
+        case upgrade(WebSocketHandshake.Upgrade, open: @Sendable (EventLoop) -> (any WebSocketApplication)?)
+
+        /// The decision as the loop acts on it.
+        func opened(on loop: EventLoop) -> Decision {
+            switch self {
+            case .respond(let response):
+                return .respond(response)
+            case .upgrade(let upgrade, let open):
+                guard let application = open(loop) else {
+                    return .respond(.error(status: 503, code: ErrorCode.internalError.rawValue, message: "session unavailable"))
+                }
+                return .upgrade(upgrade, application)
+            }
+        }
     }
 
     let echoEnabled: Bool
@@ -58,9 +78,11 @@ final class HTTPRouter: Sendable {
             return upgrade(request) { upgrade in
                 .deferred { completion in
                     chat.openSession(request, loop: loop) { verdict in
-                        switch verdict.value {
-                        case .accept(let session): completion(UncheckedBox(.upgrade(upgrade, session)))
-                        case .reject(let response): completion(UncheckedBox(.respond(response)))
+                        switch verdict {
+                        case .accept(let record):
+                            completion(.upgrade(upgrade, open: { loop in chat.registeredSession(record, on: loop) }))
+                        case .reject(let response):
+                            completion(.respond(response))
                         }
                     }
                 }
@@ -68,7 +90,7 @@ final class HTTPRouter: Sendable {
         default:
             if path.hasPrefix("/v1/admin/"), let admin {
                 return .deferred { completion in
-                    admin.handle(request) { completion(UncheckedBox(.respond($0))) }
+                    admin.handle(request) { completion(.respond($0)) }
                 }
             }
         }
