@@ -103,7 +103,7 @@ final class ChatSession: WebSocketApplication {
 
     /// Queues a shared event (call on the loop).
     func deliver(_ event: SharedEvent) {
-        socket?.send(shared: event.payload, frame: event.frame, compressed: event.compressedFrame(windowBits:))
+        socket?.send(event.message)
     }
 
     /// Closes with `code` (deactivation, shutdown).

@@ -120,38 +120,3 @@ final class HubShard: @unchecked Sendable {
 
     func sessions(of user: UserID) -> [ChatSession] { userSessions[user] ?? [] }
 }
-
-/// An event encoded and framed once, shared by every recipient.
-final class SharedEvent: @unchecked Sendable {
-    /// For `message.new`: what the per-recipient block check needs.
-    typealias Origin = MessageOrigin
-
-    /// The JSON text.
-    let payload: [UInt8]
-    /// The payload as one unmasked, uncompressed text frame.
-    let frame: [UInt8]
-    let origin: Origin?
-    /// Monotonic nanoseconds when the core handed it to the shards (fan-out latency).
-    let publishedAt = DispatchTime.now().uptimeNanoseconds
-
-    /// Compressed frames by window bits, built on first use by whichever loop needs one.
-    private let compressedFrames = Mutex<[Int: [UInt8]]>([:])
-
-    init(payload: [UInt8], origin: Origin? = nil) {
-        self.payload = payload
-        self.origin = origin
-        var frame: [UInt8] = []
-        FrameWriter.appendFrame(opcode: .text, payload: payload, to: &frame)
-        self.frame = frame
-    }
-
-    /// The payload as one compressed text frame (permessage-deflate without context), compressed once.
-    func compressedFrame(windowBits: Int) -> [UInt8]? {
-        compressedFrames.withLock { frames in
-            if let frame = frames[windowBits] { return frame }
-            let frame = WebSocketConnection.compressedTextFrame(payload, windowBits: windowBits)
-            frames[windowBits] = frame
-            return frame
-        }
-    }
-}

@@ -62,14 +62,17 @@ final class WebSocketChannel {
     /// Sends a text message that many connections share: its prebuilt frame as is, or,
     /// when this connection negotiated deflate, the compressed frame for its window bits
     /// that `compressed` builds once for all of them.
-    func send(shared payload: [UInt8], frame: [UInt8], compressed: (_ windowBits: Int) -> [UInt8]?) {
+    /// Sends a message framed once for many connections: its shared frame, or its shared
+    /// compressed frame when this connection's deflate settings allow one.
+    func send(_ message: PreparedMessage) {
         guard isOpen else { return }
         if protocolState.deflate == nil {
-            socket.write(frame)
-        } else if let bits = protocolState.sharedCompressionWindowBits(payloadCount: payload.count), let shared = compressed(bits) {
+            socket.write(message.frame)
+        } else if let bits = protocolState.sharedCompressionWindowBits(payloadCount: message.payload.count),
+                  let shared = message.compressedFrame(windowBits: bits) {
             socket.write(shared)
         } else {
-            socket.write(protocolState.encodeText(payload))
+            socket.write(protocolState.encodeText(message.payload))
         }
     }
 

@@ -1,0 +1,19 @@
+import ChatCore
+import Dispatch
+import WebSocket
+
+/// An event encoded and framed once, shared by every recipient: the prepared message and,
+/// for `message.new`, what the per-recipient block check needs.
+final class SharedEvent: Sendable {
+    typealias Origin = MessageOrigin
+
+    let message: PreparedMessage
+    let origin: Origin?
+    /// Monotonic nanoseconds when the core handed it to the shards (fan-out latency).
+    let publishedAt = DispatchTime.now().uptimeNanoseconds
+
+    init(payload: [UInt8], origin: Origin? = nil) {
+        message = PreparedMessage(text: payload)
+        self.origin = origin
+    }
+}
