@@ -79,15 +79,14 @@ extension ChatService {
     private func deliver(_ answer: EngineReply, to requester: Requester) {
         switch requester {
         case .session(let id, let requestID):
-            // A session that closed meanwhile gets nothing.
-            guard let session = sessionsByID[id] else { return }
+            // A session that closed meanwhile gets nothing (its loop finds no session by that id).
             switch answer {
             case .blockResults(let results):
-                reply(session, id: requestID) { w in Self.writeResults(results, to: &w) }
+                reply(toSession: id, WireEncoding.ok(id: requestID) { w in Self.writeResults(results, to: &w) })
             case .result(let json):
-                reply(session, id: requestID) { $0.raw(bytes: json) }
+                reply(toSession: id, WireEncoding.ok(id: requestID) { $0.raw(bytes: json) })
             case .failure(let error):
-                reply(session, id: requestID, error: error)
+                reply(toSession: id, WireEncoding.error(id: requestID, error))
             }
         case .admin(let call):
             adminReplies.removeValue(forKey: call)?(answer)

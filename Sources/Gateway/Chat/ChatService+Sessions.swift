@@ -58,11 +58,13 @@ extension ChatService {
         if let image = identity.image { user.image = image }
         user.lastSeenAt = clock.now()
         run(engine.touchUser(user))
-        lastSessionID += 1
-        let record = SessionRecord(id: lastSessionID, userID: user.id, userNumber: number(for: user.id), device: device,
+        lastSessionSerial &+= 1
+        let slot = freeSlots[loop.index].popLast() ?? nextSlot[loop.index]
+        if slot == nextSlot[loop.index] { nextSlot[loop.index] += 1 }
+        let address = SessionAddress(serial: lastSessionSerial, loopIndex: loop.index, slot: slot)
+        let record = SessionRecord(id: address.id, userID: user.id, userNumber: number(for: user.id), device: device,
                                    hideBlocked: hideBlocked, expiresAt: identity.expiresAt, loopIndex: loop.index)
         sessions[user.id, default: []].append(record)
-        sessionsByID[record.id] = record
         directory.setOnline(user.id, true)
         let channels = directory.channelIDs(of: user.id)
         let blocked = Set(directory.blocks.blocked(by: user.id).map(number(for:)))
@@ -84,7 +86,8 @@ extension ChatService {
         shard(for: session.loop)?.unregister(session)
         let record = session.record
         inbox.async { [self] in
-            sessionsByID[record.id] = nil
+            // The loop unregistered the session before this ran: its slot is free for reuse.
+            freeSlots[record.loopIndex].append(SessionAddress(record.id).slot)
             sessions[record.userID]?.removeAll { $0.id == record.id }
             if sessions[record.userID]?.isEmpty == true {
                 sessions[record.userID] = nil

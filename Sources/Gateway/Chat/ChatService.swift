@@ -46,16 +46,18 @@ final class ChatService: @unchecked Sendable {
         _modify { yield &engine.directory }
     }
     var sessions: [UserID: [SessionRecord]] = [:]
-    /// Live sessions by id, for the engine's replies.
-    var sessionsByID: [SessionID: SessionRecord] = [:]
-    var lastSessionID: SessionID = 0
+    /// Each loop's hub-shard slots: the next never used, and those freed by closed sessions.
+    var nextSlot: [Int]
+    var freeSlots: [[Int]]
+    var lastSessionSerial: UInt32 = 0
     /// Admin API calls waiting for the engine's reply, by number.
     var adminReplies: [UInt64: @Sendable (EngineReply) -> Void] = [:]
     var lastAdminCall: UInt64 = 0
     /// The engine's message counters as last reported to `metrics`.
     var reportedCounters = MessageCounters()
     let ids = IdentifierGenerator()
-    private var shards: [Int: HubShard] = [:]
+    /// Indexed by loop index.
+    private let shards: [HubShard]
     /// The retry of failed background profile writes (ChatService+UserWrites).
     var userRetryScheduled = false
     var userRetryDelaySeconds: Double = 0
@@ -76,7 +78,9 @@ final class ChatService: @unchecked Sendable {
             excludeFromInvitations: settings.excludeFromInvitations, maxTextLength: settings.maxTextLength,
             userMessagesPerSecond: settings.userMessagesPerSecond, userMessageBurst: settings.userMessageBurst,
             openChannelMessagesPerSecond: settings.openChannelMessagesPerSecond))
-        for loop in loops { shards[loop.index] = HubShard(loop: loop, metrics: metrics) }
+        shards = loops.sorted { $0.index < $1.index }.map { HubShard(loop: $0, metrics: metrics) }
+        nextSlot = Array(repeating: 0, count: shards.count)
+        freeSlots = Array(repeating: [], count: shards.count)
         let snapshot = try store.loadSnapshot()
         directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
                        lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks)
@@ -121,13 +125,13 @@ final class ChatService: @unchecked Sendable {
 
     // MARK: hub
 
-    func shard(for loop: EventLoop) -> HubShard? { shards[loop.index] }
+    func shard(for loop: EventLoop) -> HubShard? { shards(at: loop.index) }
 
-    func shards(at loopIndex: Int) -> HubShard? { shards[loopIndex] }
+    func shards(at loopIndex: Int) -> HubShard? { shards.indices.contains(loopIndex) ? shards[loopIndex] : nil }
 
     /// Runs `body` on every loop's shard, in order after everything queued before.
     func forEachShard(_ body: @escaping @Sendable (HubShard) -> Void) {
-        for shard in shards.values {
+        for shard in shards {
             shard.loop.execute { body(shard) }
         }
     }
@@ -135,8 +139,12 @@ final class ChatService: @unchecked Sendable {
     /// Replies to one session on its loop (the one reply of one of its requests); a session
     /// that closed meanwhile gets nothing.
     func reply(_ session: SessionRecord, _ bytes: [UInt8]) {
-        guard let shard = shards[session.loopIndex] else { return }
-        let id = session.id
+        reply(toSession: session.id, bytes)
+    }
+
+    /// The same by id: the id says which loop the session lives on.
+    func reply(toSession id: SessionID, _ bytes: [UInt8]) {
+        guard let shard = shards(at: SessionAddress(id).loopIndex) else { return }
         shard.loop.execute { shard.session(id)?.sendReply(bytes) }
     }
 

@@ -12,7 +12,8 @@ final class HubShard: @unchecked Sendable {
     private let metrics: GatewayMetrics
     private var channelSessions: [ChannelID: [ChatSession]] = [:]
     private var userSessions: [UserID: [ChatSession]] = [:]
-    private var sessionsByID: [SessionID: ChatSession] = [:]
+    /// Sessions by the slot of their `SessionAddress` (assigned by the core).
+    private var slots: [ChatSession?] = []
 
     init(loop: EventLoop, metrics: GatewayMetrics) {
         self.loop = loop
@@ -26,17 +27,24 @@ final class HubShard: @unchecked Sendable {
         let session = ChatSession(record: record, loop: loop, service: service)
         session.blocked = blocked
         session.blockedBy = blockedBy
-        sessionsByID[record.id] = session
+        let slot = SessionAddress(record.id).slot
+        if slots.count <= slot { slots.append(contentsOf: repeatElement(nil, count: slot + 1 - slots.count)) }
+        slots[slot] = session
         userSessions[session.userID, default: []].append(session)
         for channel in channels { channelSessions[channel, default: []].append(session) }
         session.channels = channels
     }
 
     /// The live session with this id, if it is still here.
-    func session(_ id: SessionID) -> ChatSession? { sessionsByID[id] }
+    func session(_ id: SessionID) -> ChatSession? {
+        let slot = SessionAddress(id).slot
+        guard slot < slots.count, let session = slots[slot], session.id == id else { return nil }
+        return session
+    }
 
     func unregister(_ session: ChatSession) {
-        sessionsByID[session.id] = nil
+        let slot = SessionAddress(session.id).slot
+        if slot < slots.count, slots[slot] === session { slots[slot] = nil }
         userSessions[session.userID]?.removeAll { $0 === session }
         if userSessions[session.userID]?.isEmpty == true { userSessions[session.userID] = nil }
         for channel in session.channels {
