@@ -129,7 +129,7 @@ extension ChatEngine {
         let message = Message(id: ids.make(prefix: "m_", at: now), channelID: channel.id, senderID: send.sender, text: send.text,
                               dataJSON: send.dataJSON, clientMessageID: send.clientMessageID, createdAt: now, hiddenFrom: hiddenFrom)
         let write = nextWriteID()
-        messageWrites[write] = send
+        messageWrites.append(write, send)
         return [.persist(write, .insertMessage(message))]
     }
 

@@ -64,7 +64,7 @@ public struct ChatEngine: Sendable {
 
     /// Messages: sends being stored, `clientMessageId` lookups in flight and the retries
     /// waiting for them, the §6 limits, the block relations per sender, dense user numbers.
-    var messageWrites: [WriteID: MessageSend] = [:]
+    var messageWrites = WritesInOrder<MessageSend>()
     var clientMessageLookups: [WriteID: MessageSend] = [:]
     var clientMessages: [ClientMessageKey: [Requester]] = [:]
     var userMessageRates: TokenBucketLimiter<UserNumber>?
@@ -101,7 +101,7 @@ public struct ChatEngine: Sendable {
 
     /// The outcome of a write the engine asked for; `monotonicNow` paces open channels (§6).
     public mutating func committed(_ write: WriteID, _ outcome: WriteOutcome, monotonicNow: Milliseconds = 0) -> [EngineEffect] {
-        if let send = messageWrites.removeValue(forKey: write) { return messageCommitted(send, outcome, monotonicNow: monotonicNow) }
+        if let send = messageWrites.settle(write) { return messageCommitted(send, outcome, monotonicNow: monotonicNow) }
         if let block = blockWrites.removeValue(forKey: write) { return blockCommitted(block, outcome) }
         if let change = channelWrites.removeValue(forKey: write) { return channelCommitted(change, outcome) }
         if let row = userWrites.removeValue(forKey: write) { return userCommitted(row, outcome) }

@@ -3,8 +3,9 @@ import Dispatch
 import WebSocket
 
 /// An event encoded and framed once, shared by every recipient: the prepared message and,
-/// for `message.new`, what the per-recipient block check needs.
-final class SharedEvent: Sendable {
+/// for `message.new`, what the per-recipient block check needs. A value: the message is
+/// the one shared object.
+struct SharedEvent: Sendable {
     typealias Origin = MessageOrigin
 
     let message: PreparedMessage
