@@ -142,6 +142,8 @@ struct DurabilityTests {
         // first write of zed's row gives up after 7-9 s, and only a retry can store it.
         var database: OpaquePointer?
         #expect(sqlite3_open(dataDirectory + "/chat.sqlite", &database) == SQLITE_OK)
+        // The gateway may be writing alice's row (in the background) at this instant: wait for it.
+        sqlite3_busy_timeout(database, 10_000)
         #expect(sqlite3_exec(database, "BEGIN EXCLUSIVE", nil, nil, nil) == SQLITE_OK)
         let zed = try await gateway.connect("zed")
         #expect(try zed.ok("me")["user"] != nil, "the connect did not wait for the store")
