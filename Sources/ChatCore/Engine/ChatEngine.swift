@@ -33,6 +33,8 @@ public struct ChatEngine: Sendable {
     }
 
     public let settings: Settings
+    /// Seals the cursors of list pages (`next`), so a client cannot forge one.
+    public let cursors: CursorSealer
     let ids = IdentifierGenerator()
     /// Requests the engine does not decide yet are still applied to it by the gateway's
     /// driver directly; those it decides change it only on commit.
@@ -75,9 +77,11 @@ public struct ChatEngine: Sendable {
     var userNumbers: [UserID: UserNumber] = [:]
     public internal(set) var counters = MessageCounters()
 
-    public init(directory: ChatDirectory = ChatDirectory(), settings: Settings = Settings()) {
+    public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),
+                settings: Settings = Settings()) {
         self.directory = directory
         self.settings = settings
+        self.cursors = cursors
         if settings.userMessagesPerSecond > 0 {
             userMessageRates = TokenBucketLimiter(ratePerSecond: settings.userMessagesPerSecond,
                                                   burst: max(1, settings.userMessageBurst))

@@ -179,8 +179,8 @@ extension AdminAPI {
             guard let value = Int(text), (1...100).contains(value) else { throw ChatError(.invalidLimit, "limit must be 1 to 100") }
             limit = value
         }
-        let page = try service.blockedUsers(of: user, direction: direction, limit: limit, search: query.queryValue("search"),
-                                            userIDs: nil, cursor: query.queryValue("cursor"), revealed: true)
-        respond(Self.ok { ChatService.writeUserPage(page.users, next: page.next, to: &$0) })
+        let page = try service.engine.blockedUsers(of: user, direction: direction, limit: limit, search: query.queryValue("search"),
+                                                   userIDs: nil, cursor: query.queryValue("cursor"), revealed: true)
+        respond(Self.ok { $0.raw(bytes: page) })
     }
 }

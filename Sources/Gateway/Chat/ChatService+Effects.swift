@@ -62,6 +62,13 @@ extension ChatService {
         }
     }
 
+    /// Numbers an admin API call whose answer `respond` takes when the engine gives it.
+    func adminCall(_ respond: @escaping @Sendable (EngineReply) -> Void) -> Requester {
+        lastAdminCall += 1
+        adminReplies[lastAdminCall] = respond
+        return .admin(lastAdminCall)
+    }
+
     /// Moves the message metrics by what the engine counted since the last call.
     private func reportCounters() {
         let now = engine.counters

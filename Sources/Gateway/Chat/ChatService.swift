@@ -73,7 +73,7 @@ final class ChatService: @unchecked Sendable {
         self.metrics = metrics
         inbox = BatchingQueue(queue: queue)
         cursors = CursorSealer(secret: cursorSecret)
-        engine = ChatEngine(settings: ChatEngine.Settings(
+        engine = ChatEngine(cursors: cursors, settings: ChatEngine.Settings(
             blockingMode: settings.blockingMode, revealBlockedBy: settings.revealBlockedBy,
             excludeFromInvitations: settings.excludeFromInvitations, maxTextLength: settings.maxTextLength,
             userMessagesPerSecond: settings.userMessagesPerSecond, userMessageBurst: settings.userMessageBurst,
@@ -156,6 +156,11 @@ final class ChatService: @unchecked Sendable {
         reply(session, WireEncoding.ok(id: id, result: result))
     }
 
+    /// `ok` with a result object the engine encoded.
+    func reply(_ session: SessionRecord, id: JSONValue, json: [UInt8]) {
+        reply(session, WireEncoding.ok(id: id) { $0.raw(bytes: json) })
+    }
+
     /// Queues `event` to the sessions of `channel` on every loop (except `excluded`).
     func publish(_ event: SharedEvent, to channel: ChannelID, excluding excluded: SessionID?) {
         forEachShard { $0.deliver(event, to: channel, excluding: excluded) }
@@ -182,10 +187,13 @@ final class ChatService: @unchecked Sendable {
         let id = request.id
         let user = session.userID
         switch request.command {
-        case .me: try me(id: id, session: session)
-        case .userGet(let target): try userGet(id: id, session: session, target: target)
+        case .me:
+            reply(session, id: id, json: try engine.me(user))
+        case .userGet(let target):
+            reply(session, id: id, json: try engine.user(target, seenBy: user))
         case .userList(let ids, let key, let values, let limit, let cursor):
-            try userList(id: id, session: session, ids: ids, key: key, values: values, limit: limit, cursor: cursor)
+            reply(session, id: id, json: try engine.listUsers(ids: ids, metadataKey: key, metadataValues: values, limit: limit,
+                                                              cursor: cursor, seenBy: user))
         case .userUpdate(let name, let image, let metadata):
             userUpdate(id: id, session: session, name: name, image: image, metadata: metadata)
         case .userBlock(let targets):
@@ -193,15 +201,15 @@ final class ChatService: @unchecked Sendable {
         case .userUnblock(let targets):
             setBlocks(id: id, session: session, targets: targets, isBlocked: false)
         case .userBlockedList(let direction, let limit, let search, let userIDs, let cursor):
-            try blockedList(id: id, session: session, direction: direction, limit: limit, search: search, userIDs: userIDs, cursor: cursor)
+            reply(session, id: id, json: try engine.blockedUsers(of: user, direction: direction, limit: limit, search: search,
+                                                                 userIDs: userIDs, cursor: cursor))
         case .channelCreate(let type, let userIDs, let name, let distinct, let push):
             changeChannel(.create(type: type, userIDs: userIDs, name: name, distinct: distinct, pushFromBlockedUsers: push),
                           id: id, session: session)
         case .channelGet(let channelID):
-            let channel = try directory.visibleChannel(channelID, to: user)
-            reply(session, id: id) { writeChannel(channel, for: user, to: &$0) }
+            reply(session, id: id, json: try engine.channel(channelID, seenBy: user))
         case .channelList(let limit, let cursor):
-            try channelList(id: id, session: session, limit: limit, cursor: cursor)
+            reply(session, id: id, json: try engine.listChannels(of: user, limit: limit, cursor: cursor))
         case .channelInvite(let channelID, let userIDs):
             changeChannel(.invite(channelID, userIDs), id: id, session: session)
         case .channelJoin(let channelID):
@@ -215,16 +223,6 @@ final class ChatService: @unchecked Sendable {
         case .messageHistory(let channelID, let before, let after, let limit, let cursor):
             try messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit,
                                cursor: cursor)
-        }
-    }
-
-    /// Persists `write`; `then` runs on the core queue once it committed.
-    func persist(_ write: StoreWrite, then: @escaping @Sendable (Result<StoreWriteResult, StoreError>) -> Void) {
-        store.enqueue(write) { [self] result in
-            if case .failure(let error) = result {
-                logger.error("store.error", metadata: ["error": "\(error)"])
-            }
-            inbox.async { then(result) }
         }
     }
 }
