@@ -156,4 +156,35 @@ struct ChatEngineMessageTests {
         #expect(logs.count == 1)
         #expect(engine.counters.rateLimited == 2)
     }
+
+    @Test("message.history: a batch a block filters short is read on; a failed read answers ERR_INTERNAL")
+    func historyThroughReads() {
+        var (engine, channel) = Self.setUp(.group, .standard, .recipientBlockedSender)
+        func message(_ seq: Int64, from sender: UserID) -> Message {
+            Message(id: "m\(seq)", channelID: channel, seq: seq, senderID: sender, text: "t", createdAt: seq)
+        }
+        // r blocked s and hides blocked senders: s's messages do not count toward the page.
+        let asked = engine.readHistory(channel, beforeSeq: nil, afterSeq: 0, limit: 2, cursor: nil, by: "r", hideBlocked: true,
+                                       for: .session(2, requestID: .number("9")))
+        guard case .readHistory(let first, _, "r", nil, 0, 2)? = asked.first else {
+            Issue.record("no read: \(asked)")
+            return
+        }
+        let more = engine.historyRead(first, [message(1, from: "s"), message(2, from: "t")])
+        guard case .readHistory(let second, _, _, nil, 2, 2)? = more.first else {
+            Issue.record("the short page was not read on from seq 2: \(more)")
+            return
+        }
+        let done = engine.historyRead(second, [message(3, from: "t")])
+        let seqs = done.replies.first?.reply.json?["messages"]?.arrayValue?.compactMap { $0["seq"]?.int64Value }
+        #expect(seqs == [2, 3])
+        #expect(done.replies.first?.reply.json?["next"] == .null)
+        let again = engine.readHistory(channel, beforeSeq: nil, afterSeq: nil, limit: 5, cursor: nil, by: "r", hideBlocked: false,
+                                       for: .session(2, requestID: .number("10")))
+        guard case .readHistory(let failing, _, _, _, _, _)? = again.first else { return }
+        #expect(engine.historyRead(failing, nil).replies.first?.reply.errorCode == .internalError)
+        #expect(engine.readHistory(channel, beforeSeq: nil, afterSeq: nil, limit: 5, cursor: nil, by: "nobody", hideBlocked: false,
+                                   for: .admin(1)).replies.first?.reply.errorCode == .channelNotFound)
+    }
 }
+

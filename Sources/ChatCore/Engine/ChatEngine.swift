@@ -75,6 +75,8 @@ public struct ChatEngine: Sendable {
     var limitedUsers: Set<UserID> = []
     var relationsCache = SenderRelationsCache()
     var userNumbers: [UserID: UserNumber] = [:]
+    /// `message.history` pages being read, by read.
+    var historyReads: [WriteID: HistoryRead] = [:]
     public internal(set) var counters = MessageCounters()
 
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),

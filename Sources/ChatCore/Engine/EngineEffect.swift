@@ -62,6 +62,9 @@ public enum EngineEffect: Sendable, Equatable {
     /// Look a sender's `clientMessageId` up in the store; answer with
     /// `ChatEngine.clientMessageLookedUp(_:_:now:monotonicNow:)`.
     case lookUpClientMessage(WriteID, sender: UserID, clientMessageID: String)
+    /// Read a channel's messages for a viewer (ascending seq, as `Store.history`); answer
+    /// with `ChatEngine.historyRead(_:_:)`.
+    case readHistory(WriteID, channel: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int)
     /// Fan a `message.new` (its JSON text) out to the channel's live sessions but
     /// `excluding`, each checked against `origin` (§5).
     case publishMessage(ChannelID, payload: [UInt8], origin: MessageOrigin, excluding: SessionID?)

@@ -47,6 +47,11 @@ extension ChatService {
                         run(engine.clientMessageLookedUp(lookup, found, now: clock.now(), monotonicNow: clock.monotonicNow()))
                     }
                 }
+            case .readHistory(let read, let channel, let viewer, let before, let after, let limit):
+                store.history(channelID: channel, viewer: viewer, beforeSeq: before, afterSeq: after, limit: limit) { [self] result in
+                    let batch = try? result.get()
+                    inbox.async { [self] in run(engine.historyRead(read, batch)) }
+                }
             case .publishMessage(let channel, let payload, let origin, let excluding):
                 publish(SharedEvent(payload: payload, origin: origin), to: channel, excluding: excluding)
             case .push(let events):

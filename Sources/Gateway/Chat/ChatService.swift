@@ -221,8 +221,8 @@ final class ChatService: @unchecked Sendable {
         case .messageSend(let channelID, let text, let data, let clientMessageID):
             messageSend(id: id, session: session, channelID: channelID, text: text, dataJSON: data, clientMessageID: clientMessageID)
         case .messageHistory(let channelID, let before, let after, let limit, let cursor):
-            try messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit,
-                               cursor: cursor)
+            messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit,
+                           cursor: cursor)
         }
     }
 }
