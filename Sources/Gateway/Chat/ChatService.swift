@@ -41,8 +41,10 @@ final class ChatService: @unchecked Sendable {
 
     /// Core state, touched only on `queue`.
     var engine = ChatEngine()
+    /// The engine's directory, borrowed in place (a plain getter would copy the whole struct,
+    /// a retain of each of its tables, on every lookup).
     var directory: ChatDirectory {
-        get { engine.directory }
+        _read { yield engine.directory }
         _modify { yield &engine.directory }
     }
     var sessions: [UserID: [SessionRecord]] = [:]
