@@ -159,13 +159,7 @@ extension AdminAPI {
         _ = try service.directory.user(user)
         guard !targets.isEmpty else { throw ChatError(.badRequest, "userIds must list 1 to 100 users") }
         guard targets.count <= 100 else { throw ChatError(.tooManyIDs, "userIds holds more than 100 ids") }
-        service.setBlocks(blocker: user, targets: targets, isBlocked: isBlocked) { results in
-            if let results {
-                respond(Self.ok { ChatService.writeResults(results, to: &$0) })
-            } else {
-                respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
-            }
-        }
+        service.setBlocks(blocker: user, targets: targets, isBlocked: isBlocked, respond: Self.respond(respond))
     }
 
     /// `GET /v1/admin/users/{id}/blocks?direction=&limit=&cursor=` (every direction is open to the backend).

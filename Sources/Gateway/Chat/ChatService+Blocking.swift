@@ -8,14 +8,9 @@ extension ChatService {
                              for: .session(session.id, requestID: id), now: clock.now()))
     }
 
-    /// The same from the admin API: `respond` gets each target's result, or nil when no
-    /// write committed.
-    func setBlocks(blocker: UserID, targets: [UserID], isBlocked: Bool,
-                   respond: @escaping @Sendable ([UserID: String]?) -> Void) {
-        let call = adminCall { reply in
-            if case .blockResults(let results) = reply { respond(results) } else { respond(nil) }
-        }
-        run(engine.setBlocks(targets, blocked: isBlocked, by: blocker, for: call, now: clock.now()))
+    /// The same from the admin API.
+    func setBlocks(blocker: UserID, targets: [UserID], isBlocked: Bool, respond: @escaping @Sendable (EngineReply) -> Void) {
+        run(engine.setBlocks(targets, blocked: isBlocked, by: blocker, for: adminCall(respond), now: clock.now()))
     }
 
     static func writeResults(_ results: [UserID: String], to w: inout JSONWriter) {
