@@ -5,9 +5,9 @@ public enum ChannelCommand: Sendable, Equatable {
     case join(ChannelID)
     case leave(ChannelID)
     case update(ChannelID, name: String?, pushFromBlockedUsers: Bool?)
-    /// The app's backend creates a channel with its own id and members and no creator
-    /// (PROTOCOL.md §10 `POST /v1/admin/channels`).
-    case define(ChannelID, type: ChannelType, members: [UserID], name: String, distinct: Bool, pushFromBlockedUsers: Bool)
+    /// The app's backend creates a channel with its own id (or one the engine makes) and
+    /// members and no creator (PROTOCOL.md §10 `POST /v1/admin/channels`).
+    case define(ChannelID?, type: ChannelType, members: [UserID], name: String, distinct: Bool, pushFromBlockedUsers: Bool)
 }
 
 /// A channel request with who sent it, kept while the channel it changes is busy.
@@ -95,7 +95,8 @@ extension ChatEngine {
             let actor: UserID? = request.requester.session == nil ? nil : user
             let channel = try directory.planUpdate(channelID, by: actor, name: name, pushFromBlockedUsers: push)
             return write(.updateChannel(channel), channel, added: [], removed: [], for: request, keys: [channelID])
-        case .define(let channelID, let type, let members, let name, let distinct, let push):
+        case .define(let givenID, let type, let members, let name, let distinct, let push):
+            let channelID = givenID ?? ids.make(prefix: "c_", at: request.now)
             if park(request, on: channelID) { return [] }
             guard directory.channels[channelID] == nil else { throw ChatError(.badRequest, "channel \(channelID) exists") }
             var channel: Channel

@@ -124,10 +124,8 @@ struct AdminAPI: Sendable {
         guard let type = ChannelType(rawValue: try f.requiredString("type")) else {
             throw ChatError(.badRequest, "type must be group or open")
         }
-        let now = service.clock.now()
-        let id = try f.string("id") ?? service.ids.make(prefix: "c_", at: now)
         let command = ChannelCommand.define(
-            id, type: type, members: try f.stringArray("userIds") ?? [], name: try f.string("name") ?? "",
+            try f.string("id"), type: type, members: try f.stringArray("userIds") ?? [], name: try f.string("name") ?? "",
             distinct: try f.bool("distinct") ?? false, pushFromBlockedUsers: try f.bool("pushFromBlockedUsers") ?? false)
         service.changeChannel(command, respond: Self.respond(respond))
     }

@@ -9,10 +9,6 @@ extension ChatService {
                                now: clock.now(), monotonicNow: clock.monotonicNow()))
     }
 
-    func relation(sender: UserID, recipient: UserID) -> DeliveryPolicy.Relation {
-        engine.relation(sender: sender, recipient: recipient)
-    }
-
     func messageHistory(id: JSONValue, session: SessionRecord, channelID: ChannelID, before: Int64?, after: Int64?,
                         limit: Int, cursor: String?) {
         run(engine.readHistory(channelID, beforeSeq: before, afterSeq: after, limit: limit, cursor: cursor,

@@ -34,7 +34,6 @@ final class ChatService: @unchecked Sendable {
     let store: any Store
     let push: any PushSink
     let tokens: TokenAuthority
-    let cursors: CursorSealer
     let settings: Settings
     let logger: Logger
     let metrics: GatewayMetrics
@@ -57,7 +56,6 @@ final class ChatService: @unchecked Sendable {
     var lastAdminCall: UInt64 = 0
     /// The engine's message counters as last reported to `metrics`.
     var reportedCounters = MessageCounters()
-    let ids = IdentifierGenerator()
     /// Indexed by loop index.
     private let shards: [HubShard]
     /// The retry of failed background profile writes (ChatService+UserWrites).
@@ -74,8 +72,7 @@ final class ChatService: @unchecked Sendable {
         self.logger = logger
         self.metrics = metrics
         inbox = BatchingQueue(queue: queue)
-        cursors = CursorSealer(secret: cursorSecret)
-        engine = ChatEngine(cursors: cursors, settings: ChatEngine.Settings(
+        engine = ChatEngine(cursors: CursorSealer(secret: cursorSecret), settings: ChatEngine.Settings(
             blockingMode: settings.blockingMode, revealBlockedBy: settings.revealBlockedBy,
             excludeFromInvitations: settings.excludeFromInvitations, maxTextLength: settings.maxTextLength,
             userMessagesPerSecond: settings.userMessagesPerSecond, userMessageBurst: settings.userMessageBurst,
@@ -97,12 +94,12 @@ final class ChatService: @unchecked Sendable {
         for channel in directory.channels.values {
             guard let newest = directory.newestMessage(of: channel.id) else { continue }
             for member in channel.members where member != newest.senderID {
-                let relation = relation(sender: newest.senderID, recipient: member)
+                let relation = engine.relation(sender: newest.senderID, recipient: member)
                 guard !DeliveryPolicy.movesChannelList(kind: channel.kind, mode: .strict, relation: relation) else { continue }
                 let recent = try recentMessages(channel.id, viewer: member)
                 let visible = recent.last { message in
                     DeliveryPolicy.movesChannelList(kind: channel.kind, mode: .strict,
-                                                    relation: self.relation(sender: message.senderID, recipient: member))
+                                                    relation: engine.relation(sender: message.senderID, recipient: member))
                 }
                 directory.setLastVisible(visible, of: channel.id, for: member)
             }
