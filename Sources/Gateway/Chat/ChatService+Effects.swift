@@ -94,11 +94,11 @@ extension ChatService {
             // A session that closed meanwhile gets nothing (its loop finds no session by that id).
             switch answer {
             case .blockResults(let results):
-                reply(toSession: id, WireEncoding.ok(id: requestID) { w in Self.writeResults(results, to: &w) })
+                reply(to: id, WireEncoding.ok(id: requestID) { w in Self.writeResults(results, to: &w) })
             case .result(let json):
-                reply(toSession: id, WireEncoding.ok(id: requestID) { $0.raw(bytes: json) })
+                reply(to: id, requestID: requestID, json: json)
             case .failure(let error):
-                reply(toSession: id, WireEncoding.error(id: requestID, error))
+                reply(to: id, requestID: requestID, error: error)
             }
         case .admin(let call):
             adminReplies.removeValue(forKey: call)?(answer)

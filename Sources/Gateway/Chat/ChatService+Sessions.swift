@@ -103,7 +103,7 @@ extension ChatService {
     /// Closes every live session of `user` with `code` (core queue).
     func closeSessions(of user: UserID, code: CloseCode, reason: String) {
         for record in sessions[user] ?? [] {
-            guard let shard = shards(at: record.loopIndex) else { continue }
+            guard let shard = shard(at: record.loopIndex) else { continue }
             let id = record.id
             shard.loop.execute { shard.session(id)?.close(code: code, reason: reason) }
         }

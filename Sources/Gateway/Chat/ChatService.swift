@@ -124,9 +124,9 @@ final class ChatService: @unchecked Sendable {
 
     // MARK: hub
 
-    func shard(for loop: EventLoop) -> HubShard? { shards(at: loop.index) }
+    func shard(for loop: EventLoop) -> HubShard? { shard(at: loop.index) }
 
-    func shards(at loopIndex: Int) -> HubShard? { shards.indices.contains(loopIndex) ? shards[loopIndex] : nil }
+    func shard(at loopIndex: Int) -> HubShard? { shards.indices.contains(loopIndex) ? shards[loopIndex] : nil }
 
     /// Runs `body` on every loop's shard, in order after everything queued before.
     func forEachShard(_ body: @escaping @Sendable (HubShard) -> Void) {
@@ -135,29 +135,20 @@ final class ChatService: @unchecked Sendable {
         }
     }
 
-    /// Replies to one session on its loop (the one reply of one of its requests); a session
-    /// that closed meanwhile gets nothing.
-    func reply(_ session: SessionRecord, _ bytes: [UInt8]) {
-        reply(toSession: session.id, bytes)
+    /// Replies to one session on its loop (the one reply of one of its requests); the id says
+    /// which loop that is, and a session that closed meanwhile gets nothing.
+    func reply(to session: SessionID, _ bytes: [UInt8]) {
+        guard let shard = shard(at: SessionAddress(session).loopIndex) else { return }
+        shard.loop.execute { shard.session(session)?.sendReply(bytes) }
     }
 
-    /// The same by id: the id says which loop the session lives on.
-    func reply(toSession id: SessionID, _ bytes: [UInt8]) {
-        guard let shard = shards(at: SessionAddress(id).loopIndex) else { return }
-        shard.loop.execute { shard.session(id)?.sendReply(bytes) }
-    }
-
-    func reply(_ session: SessionRecord, id: JSONValue, error: ChatError) {
-        reply(session, WireEncoding.error(id: id, error))
-    }
-
-    func reply(_ session: SessionRecord, id: JSONValue, result: (inout JSONWriter) -> Void) {
-        reply(session, WireEncoding.ok(id: id, result: result))
+    func reply(to session: SessionID, requestID: JSONValue, error: ChatError) {
+        reply(to: session, WireEncoding.error(id: requestID, error))
     }
 
     /// `ok` with a result object the engine encoded.
-    func reply(_ session: SessionRecord, id: JSONValue, json: [UInt8]) {
-        reply(session, WireEncoding.ok(id: id) { $0.raw(bytes: json) })
+    func reply(to session: SessionID, requestID: JSONValue, json: [UInt8]) {
+        reply(to: session, WireEncoding.ok(id: requestID) { $0.raw(bytes: json) })
     }
 
     /// Queues `event` to the sessions of `channel` on every loop (except `excluded`).
@@ -177,7 +168,7 @@ final class ChatService: @unchecked Sendable {
             do throws(ChatError) {
                 try dispatch(request, from: session)
             } catch {
-                reply(session, id: request.id, error: error)
+                reply(to: session.id, requestID: request.id, error: error)
             }
         }
     }
@@ -187,11 +178,11 @@ final class ChatService: @unchecked Sendable {
         let user = session.userID
         switch request.command {
         case .me:
-            reply(session, id: id, json: try engine.me(user))
+            reply(to: session.id, requestID: id, json: try engine.me(user))
         case .userGet(let target):
-            reply(session, id: id, json: try engine.user(target, seenBy: user))
+            reply(to: session.id, requestID: id, json: try engine.user(target, seenBy: user))
         case .userList(let ids, let key, let values, let limit, let cursor):
-            reply(session, id: id, json: try engine.listUsers(ids: ids, metadataKey: key, metadataValues: values, limit: limit,
+            reply(to: session.id, requestID: id, json: try engine.listUsers(ids: ids, metadataKey: key, metadataValues: values, limit: limit,
                                                               cursor: cursor, seenBy: user))
         case .userUpdate(let name, let image, let metadata):
             userUpdate(id: id, session: session, name: name, image: image, metadata: metadata)
@@ -200,15 +191,15 @@ final class ChatService: @unchecked Sendable {
         case .userUnblock(let targets):
             setBlocks(id: id, session: session, targets: targets, isBlocked: false)
         case .userBlockedList(let direction, let limit, let search, let userIDs, let cursor):
-            reply(session, id: id, json: try engine.blockedUsers(of: user, direction: direction, limit: limit, search: search,
+            reply(to: session.id, requestID: id, json: try engine.blockedUsers(of: user, direction: direction, limit: limit, search: search,
                                                                  userIDs: userIDs, cursor: cursor))
         case .channelCreate(let type, let userIDs, let name, let distinct, let push):
             changeChannel(.create(type: type, userIDs: userIDs, name: name, distinct: distinct, pushFromBlockedUsers: push),
                           id: id, session: session)
         case .channelGet(let channelID):
-            reply(session, id: id, json: try engine.channel(channelID, seenBy: user))
+            reply(to: session.id, requestID: id, json: try engine.channel(channelID, seenBy: user))
         case .channelList(let limit, let cursor):
-            reply(session, id: id, json: try engine.listChannels(of: user, limit: limit, cursor: cursor))
+            reply(to: session.id, requestID: id, json: try engine.listChannels(of: user, limit: limit, cursor: cursor))
         case .channelInvite(let channelID, let userIDs):
             changeChannel(.invite(channelID, userIDs), id: id, session: session)
         case .channelJoin(let channelID):
