@@ -118,7 +118,11 @@ extension ChatEngine {
             return effects
         }
         limitedUsers.remove(send.sender)
-        guard let channel = directory.channels[send.channelID] else { return [] }
+        guard let channel = directory.channels[send.channelID] else {
+            // Checked by the caller; answered all the same rather than dropped.
+            let error = ChatError(.channelNotFound, "no channel \(send.channelID)")
+            return [.reply(send.requester, .failure(error))] + (key.map { settle($0, with: .failure(error)) } ?? [])
+        }
         var hiddenFrom: UserID?
         if channel.kind == .oneToOne, let other = channel.members.first(where: { $0 != send.sender }),
            DeliveryPolicy.hiddenForever(kind: .oneToOne, mode: settings.blockingMode,
