@@ -28,7 +28,7 @@ enum RowMapping {
             id: id,
             name: row.text(1),
             image: row.text(2),
-            metadata: try decodeMetadata(row.text(3), userID: id),
+            metadata: try ColumnCoding.decodeMetadata(row.text(3), userID: id),
             createdAt: row.int64(4),
             lastSeenAt: row.int64(5),
             deactivated: row.bool(6)
@@ -47,44 +47,7 @@ enum RowMapping {
         return Channel(
             id: id, type: type, name: row.text(2), members: [],
             distinct: row.bool(3), isOneToOne: row.bool(4), pushFromBlockedUsers: row.bool(5),
-            createdAt: row.int64(6), createdBy: row.text(7), inviterViews: decodeInviterViews(row.text(8))
+            createdAt: row.int64(6), createdBy: row.text(7), inviterViews: ColumnCoding.decodeInviterViews(row.text(8))
         )
-    }
-
-    /// `Channel.inviterViews` as stored: `inviter=member,member;…`.
-    static func encodeInviterViews(_ views: [UserID: [UserID]]) -> String {
-        views.sorted { $0.key < $1.key }.map { $0.key + "=" + $0.value.joined(separator: ",") }.joined(separator: ";")
-    }
-
-    static func decodeInviterViews(_ text: String) -> [UserID: [UserID]] {
-        var views: [UserID: [UserID]] = [:]
-        for entry in text.split(separator: ";") {
-            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2 else { continue }
-            views[String(parts[0])] = parts[1].split(separator: ",").map(String.init)
-        }
-        return views
-    }
-
-    // MARK: metadata JSON
-
-    static func encodeMetadata(_ metadata: [String: String]) throws(StoreError) -> String {
-        if metadata.isEmpty { return "{}" }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            return String(decoding: try encoder.encode(metadata), as: UTF8.self)
-        } catch {
-            throw StoreError("cannot encode user metadata: \(error)")
-        }
-    }
-
-    static func decodeMetadata(_ json: String, userID: UserID) throws(StoreError) -> [String: String] {
-        if json == "{}" || json.isEmpty { return [:] }
-        do {
-            return try JSONDecoder().decode([String: String].self, from: Data(json.utf8))
-        } catch {
-            throw StoreError("user \(userID) has invalid metadata JSON: \(error)")
-        }
     }
 }

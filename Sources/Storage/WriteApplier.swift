@@ -144,7 +144,7 @@ final class WriteApplier {
         try statement.bind(user.id, at: 1)
         try statement.bind(user.name, at: 2)
         try statement.bind(user.image, at: 3)
-        try statement.bind(try RowMapping.encodeMetadata(user.metadata), at: 4)
+        try statement.bind(try ColumnCoding.encodeMetadata(user.metadata), at: 4)
         try statement.bind(user.createdAt, at: 5)
         try statement.bind(user.lastSeenAt, at: 6)
         try statement.bind(user.deactivated, at: 7)
@@ -186,7 +186,7 @@ final class WriteApplier {
         try statement.bind(channel.pushFromBlockedUsers, at: 6)
         try statement.bind(channel.createdAt, at: 7)
         try statement.bind(channel.createdBy, at: 8)
-        try statement.bind(RowMapping.encodeInviterViews(channel.inviterViews), at: 9)
+        try statement.bind(ColumnCoding.encodeInviterViews(channel.inviterViews), at: 9)
     }
 
     private func insertMembers(of channel: Channel) throws(StoreError) {
