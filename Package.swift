@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
@@ -40,12 +41,21 @@ let package = Package(
         .target(name: "CEpoll"),
         .target(name: "ChatCore", swiftSettings: hotPath),
         .target(name: "Storage", dependencies: ["CSQLite", "ChatCore"], swiftSettings: hotPath),
+        .target(
+            name: "PostgresStorage",
+            dependencies: [
+                "Storage", "ChatCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .target(name: "WebSocket", dependencies: ["CZlib", "COpenSSL"], swiftSettings: hotPath),
         .target(name: "EventLoop", dependencies: ["COpenSSL", "CEpoll"], swiftSettings: hotPath),
         .target(
             name: "Gateway",
             dependencies: [
-                "WebSocket", "EventLoop", "ChatCore", "Storage",
+                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -71,9 +81,16 @@ let package = Package(
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
         .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"], swiftSettings: strict),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "ChatCore"], swiftSettings: strict),
+        .target(
+            name: "PostgresTestSupport",
+            dependencies: ["PostgresStorage", "Storage", "ChatCore", .product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/PostgresTestSupport",
+            swiftSettings: strict
+        ),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "PostgresStorage", "PostgresTestSupport", "ChatCore"],
+                    swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
         .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket"], swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", "PostgresTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]
 )

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import EventLoop
 import Logging
+import PostgresStorage
 import Storage
 import Synchronization
 
@@ -67,9 +68,18 @@ public final class GatewayServer: @unchecked Sendable {
         let server = try GatewayServer(settings: settings, logger: logger)
         let tokens = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
         let metrics = server.metrics
-        let store = try SQLiteStore(directory: chat.dataDirectory, synchronous: chat.synchronous) { writes, nanoseconds in
+        let observeCommit: @Sendable (Int, UInt64) -> Void = { writes, nanoseconds in
             metrics.groupCommitBatchSize.record(writes)
             metrics.groupCommitLatency.recordNanoseconds(Int64(nanoseconds))
+        }
+        let store: any Store
+        var probes: [DependencyWatch.Probe] = []
+        if let url = chat.postgresURL {
+            let postgres = try await PostgresStore.open(url: url, logger: logger, commitObserver: observeCommit)
+            probes.append(DependencyWatch.Probe(name: "postgres", isReachable: { await postgres.isReachable() }))
+            store = postgres
+        } else {
+            store = try SQLiteStore(directory: chat.dataDirectory, synchronous: chat.synchronous, commitObserver: observeCommit)
         }
         let push: any PushSink
         switch chat.push {
@@ -83,7 +93,8 @@ public final class GatewayServer: @unchecked Sendable {
         server.router = HTTPRouter(
             echoEnabled: settings.echoEnabled, metrics: metrics,
             metricsCredential: metricsCredential(settings, keys: [chat.adminAPIKey, chat.metricsAPIKey ?? ""]),
-            chat: service, admin: AdminAPI(service: service, apiKey: chat.adminAPIKey))
+            chat: service, admin: AdminAPI(service: service, apiKey: chat.adminAPIKey),
+            dependencies: probes.isEmpty ? nil : DependencyWatch(probes: probes, logger: logger))
         return server
     }
 
@@ -185,6 +196,7 @@ public final class GatewayServer: @unchecked Sendable {
                 for connection in Array(loop.liveConnections) { connection.closeNow() }
             }
         }
+        router.dependencies?.stop()
         store?.flush()
     }
 }
@@ -196,6 +208,8 @@ struct ChatSettings: Sendable {
     var metricsAPIKey: String?
     var dataDirectory = "./data"
     var synchronous = SQLiteStore.Synchronous.normal
+    /// Set: the PostgreSQL backend at this URL instead of SQLite under `dataDirectory`.
+    var postgresURL: String?
     var service = ChatService.Settings()
     var push = PushTarget.none
 
@@ -213,6 +227,7 @@ extension ChatSettings {
         metricsAPIKey = configuration.metrics.apiKey
         dataDirectory = configuration.storage.dataDirectory
         synchronous = configuration.storage.synchronous == .full ? .full : .normal
+        postgresURL = configuration.storage.backend == .postgres ? configuration.storage.postgresURL : nil
         service = ChatService.Settings(
             blockingMode: configuration.blocking.mode == .strict ? .strict : .standard,
             revealBlockedBy: configuration.blocking.revealBlockedBy,

@@ -104,6 +104,20 @@ import EventLoop
         #expect(configuration.usesDevSecrets, "the JWT secret is still the dev one")
     }
 
+    @Test func postgresBackendNeedsItsURL() throws {
+        let error = loadError(environment: ["CHAT_GATEWAY_STORAGE_BACKEND": "postgres"])
+        expectOneLine(error, naming: "storage.postgresUrl")
+        expectOneLine(loadError(environment: ["CHAT_GATEWAY_STORAGE_BACKEND": "mysql"]), naming: "storage.backend")
+        let configuration = try GatewayConfiguration.load(filePath: nil, environment: [
+            "CHAT_GATEWAY_STORAGE_BACKEND": "postgres",
+            "CHAT_GATEWAY_STORAGE_POSTGRESURL": "postgres://chat:pw@127.0.0.1:5432/chat",
+        ])
+        #expect(configuration.storage.backend == .postgres)
+        #expect(configuration.storage.postgresURL == "postgres://chat:pw@127.0.0.1:5432/chat")
+        #expect(ChatSettings(configuration).postgresURL == "postgres://chat:pw@127.0.0.1:5432/chat")
+        #expect(try GatewayConfiguration.load(filePath: nil, environment: [:]).storage.backend == .sqlite)
+    }
+
     @Test func tlsWithExistingFiles() throws {
         let configuration = try withConfigFile("-----BEGIN CERTIFICATE-----\n", name: "cert.pem") { certificate in
             try GatewayConfiguration.load(

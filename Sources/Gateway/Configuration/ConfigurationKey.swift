@@ -46,6 +46,9 @@ extension ConfigurationKey {
     static let tlsTicketKeyRotationSeconds = ConfigurationKey("tls.ticketKeyRotationSeconds", .integer)
     static let storageDataDirectory = ConfigurationKey("storage.dataDirectory", .string)
     static let storageSynchronous = ConfigurationKey("storage.synchronous", .string)
+    static let storageBackend = ConfigurationKey("storage.backend", .string)
+    /// May carry a password.
+    static let storagePostgresURL = ConfigurationKey("storage.postgresUrl", .string, isSecret: true)
     static let authJWTSecret = ConfigurationKey("auth.jwtSecret", .string, isSecret: true)
     static let adminAPIKey = ConfigurationKey("admin.apiKey", .string, isSecret: true)
     static let blockingMode = ConfigurationKey("blocking.mode", .string)
@@ -78,7 +81,7 @@ extension ConfigurationKey {
     static let all: [ConfigurationKey] = [
         .serverHost, .serverPort, .serverAllowedOrigins, .serverEventLoops,
         .tlsCertificateFile, .tlsPrivateKeyFile, .tlsTicketKeyRotationSeconds,
-        .storageDataDirectory, .storageSynchronous,
+        .storageDataDirectory, .storageSynchronous, .storageBackend, .storagePostgresURL,
         .authJWTSecret,
         .adminAPIKey,
         .blockingMode, .blockingRevealBlockedBy, .blockingExcludeFromInvitations,

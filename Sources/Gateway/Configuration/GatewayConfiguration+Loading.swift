@@ -23,6 +23,8 @@ extension GatewayConfiguration {
         try readNetwork(from: sources)
         storage.dataDirectory = try sources.string(.storageDataDirectory) ?? storage.dataDirectory
         storage.synchronous = try sources.choice(.storageSynchronous, as: Storage.Synchronous.self) ?? storage.synchronous
+        storage.backend = try sources.choice(.storageBackend, as: Storage.Backend.self) ?? storage.backend
+        storage.postgresURL = try sources.string(.storagePostgresURL) ?? storage.postgresURL
         auth.jwtSecret = try sources.string(.authJWTSecret) ?? auth.jwtSecret
         admin.apiKey = try sources.string(.adminAPIKey) ?? admin.apiKey
         let mode = try sources.choice(.blockingMode, as: Blocking.Mode.self) ?? .standard

@@ -22,6 +22,10 @@ extension GatewayConfiguration {
                          "\(tls.ticketKeyRotationSeconds) is out of range 0...86400 (0 turns session tickets off)")
         try Self.require(shutdown.drainSeconds >= 0, .shutdownDrainSeconds, "\(shutdown.drainSeconds) must not be negative")
         try Self.require(!storage.dataDirectory.isEmpty, .storageDataDirectory, "must not be empty")
+        if storage.backend == .postgres {
+            try Self.require(!(storage.postgresURL ?? "").isEmpty, .storagePostgresURL,
+                             "must be set with storage.backend postgres (postgres://user:password@host:port/database)")
+        }
         try Self.requireSecret(auth.jwtSecret, .authJWTSecret)
         // HS256 keys shorter than the hash output weaken the MAC (RFC 7518 §3.2).
         try Self.require(auth.jwtSecret.isEmpty || auth.jwtSecret.utf8.count >= 32, .authJWTSecret,

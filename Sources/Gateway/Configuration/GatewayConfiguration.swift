@@ -66,12 +66,25 @@ extension GatewayConfiguration {
             case full
         }
 
+        /// Where the chat state lives (PROTOCOL.md §12, §13).
+        public enum Backend: String, Sendable, Equatable, CaseIterable {
+            /// `dataDirectory/chat.sqlite`: one node.
+            case sqlite
+            /// `postgresUrl`: the database several nodes share.
+            case postgres
+        }
+
+        public var backend: Backend
         public var dataDirectory: String
         public var synchronous: Synchronous
+        public var postgresURL: String?
 
-        public init(dataDirectory: String = "./data", synchronous: Synchronous = .normal) {
+        public init(backend: Backend = .sqlite, dataDirectory: String = "./data", synchronous: Synchronous = .normal,
+                    postgresURL: String? = nil) {
+            self.backend = backend
             self.dataDirectory = dataDirectory
             self.synchronous = synchronous
+            self.postgresURL = postgresURL
         }
     }
 

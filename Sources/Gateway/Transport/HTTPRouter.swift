@@ -40,10 +40,13 @@ final class HTTPRouter: Sendable {
     /// Who may read `/metrics`: anyone (nil) on a loopback listener, else a bearer of the
     /// admin key or `metrics.apiKey`.
     let metricsCredential: BearerCredential?
+    /// The shared services `/readyz` waits for (none on SQLite).
+    let dependencies: DependencyWatch?
     private let draining = Atomic<Bool>(false)
 
     init(echoEnabled: Bool, metrics: GatewayMetrics, metricsCredential: BearerCredential?,
-         chat: ChatService? = nil, admin: AdminAPI? = nil) {
+         chat: ChatService? = nil, admin: AdminAPI? = nil, dependencies: DependencyWatch? = nil) {
+        self.dependencies = dependencies
         self.echoEnabled = echoEnabled
         self.metrics = metrics
         self.metricsCredential = metricsCredential
@@ -62,8 +65,12 @@ final class HTTPRouter: Sendable {
         case "/healthz":
             return .respond(.json(status: 200, "{\"status\":\"ok\"}"))
         case "/readyz":
-            return isDraining ? .respond(.error(status: 503, code: "ERR_DRAINING", message: "gateway is draining"))
-                : .respond(.json(status: 200, "{\"status\":\"ready\"}"))
+            if isDraining { return .respond(.error(status: 503, code: "ERR_DRAINING", message: "gateway is draining")) }
+            if let down = dependencies?.unreachable, !down.isEmpty {
+                return .respond(.error(status: 503, code: "ERR_UNAVAILABLE",
+                                       message: "unreachable: \(down.joined(separator: ", "))"))
+            }
+            return .respond(.json(status: 200, "{\"status\":\"ready\"}"))
         case "/metrics":
             if let metricsCredential, !metricsCredential.accepts(request) {
                 return .respond(.error(status: 401, code: ErrorCode.notLoggedIn.rawValue,

@@ -1,0 +1,266 @@
+import ChatCore
+import Logging
+import PostgresNIO
+import Storage
+
+/// Applies one group commit's writes, in enqueue order, inside the caller's open
+/// transaction on `connection`.
+///
+/// Consecutive message inserts go as one run: a lookup of their `clientMessageId`s
+/// already stored (retries, from any node), the channel rows locked in id order
+/// (`FOR UPDATE`: one channel's `seq` is serialised across nodes, and two nodes
+/// never deadlock on the order), the `seq`s assigned from the locked `last_seq`,
+/// one `UPDATE` of the counters and one multi-row `INSERT`. Four round trips
+/// however many messages the run holds.
+///
+/// The other writes run one statement group each; those that can be refused on
+/// their own (an unknown channel or user, a channel id taken) run inside a
+/// savepoint so that only their own result is a failure. A server error elsewhere
+/// (a `clientMessageId` stored by another node between the lookup and the insert,
+/// a lost connection) throws: the caller rolls the batch back and retries or fails it.
+struct PostgresBatch {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    private struct ClientKey: Hashable {
+        var sender: UserID
+        var clientMessageID: String
+    }
+
+    /// Messages of this batch by (sender, clientMessageId): a second send of one
+    /// key in the same batch answers with the first.
+    private var storedByClientID: [ClientKey: Message] = [:]
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    mutating func apply(_ writes: [StoreWrite?]) async throws -> [Result<StoreWriteResult, StoreError>] {
+        var results = [Result<StoreWriteResult, StoreError>](repeating: .success(.done), count: writes.count)
+        var index = 0
+        while index < writes.count {
+            guard let write = writes[index] else {
+                index += 1  // a flush barrier
+                continue
+            }
+            if case .insertMessage = write {
+                var run: [(index: Int, message: Message)] = []
+                while index < writes.count, case .insertMessage(let message)? = writes[index] {
+                    run.append((index, message))
+                    index += 1
+                }
+                for (at, result) in try await insert(run) { results[at] = result }
+            } else {
+                results[index] = try await applyAlone(write)
+                index += 1
+            }
+        }
+        return results
+    }
+
+    // MARK: messages
+
+    private mutating func insert(_ run: [(index: Int, message: Message)]) async throws
+        -> [(Int, Result<StoreWriteResult, StoreError>)]
+    {
+        var results: [(Int, Result<StoreWriteResult, StoreError>)] = []
+        results.reserveCapacity(run.count)
+        let stored = try await alreadyStored(run.map(\.message))
+        var fresh: [(index: Int, message: Message)] = []
+        /// Sends in this run repeating a key first seen in this run: index → the first's position in `fresh`.
+        var repeats: [(index: Int, of: Int)] = []
+        var freshByKey: [ClientKey: Int] = [:]
+        for (index, message) in run {
+            guard let clientMessageID = message.clientMessageID else {
+                fresh.append((index, message))
+                continue
+            }
+            let key = ClientKey(sender: message.senderID, clientMessageID: clientMessageID)
+            if let existing = storedByClientID[key] ?? stored[key] {
+                results.append((index, .success(.message(existing))))
+            } else if let first = freshByKey[key] {
+                repeats.append((index, first))
+            } else {
+                freshByKey[key] = fresh.count
+                fresh.append((index, message))
+            }
+        }
+        guard !fresh.isEmpty else { return results }
+
+        var lastSeq: [ChannelID: Int64] = [:]
+        let channelIDs = Array(Set(fresh.map(\.message.channelID))).sorted()
+        for try await (id, seq) in try await connection.query(
+            "SELECT id, last_seq FROM channels WHERE id = ANY(\(channelIDs)) ORDER BY id FOR UPDATE", logger: logger)
+            .decode((String, Int64).self) {
+            lastSeq[id] = seq
+        }
+        var inserted: [Message] = []
+        var outcome = [Result<StoreWriteResult, StoreError>?](repeating: nil, count: fresh.count)
+        for (position, (_, message)) in fresh.enumerated() {
+            guard let last = lastSeq[message.channelID] else {
+                outcome[position] = .failure(StoreError("insertMessage: unknown channel \(message.channelID)"))
+                continue
+            }
+            var message = message
+            message.seq = last + 1
+            lastSeq[message.channelID] = message.seq
+            inserted.append(message)
+            outcome[position] = .success(.message(message))
+            if let clientMessageID = message.clientMessageID {
+                storedByClientID[ClientKey(sender: message.senderID, clientMessageID: clientMessageID)] = message
+            }
+        }
+        if !inserted.isEmpty {
+            let advanced = Set(inserted.map(\.channelID)).sorted()
+            let counters = advanced.map { lastSeq[$0] ?? 0 }
+            try await connection.query("""
+                UPDATE channels c SET last_seq = v.last_seq
+                FROM unnest(\(advanced)::text[], \(counters)::bigint[]) AS v(id, last_seq) WHERE c.id = v.id
+                """, logger: logger)
+            try await connection.query(Self.insertQuery(inserted), logger: logger)
+        }
+        for (position, (index, _)) in fresh.enumerated() {
+            results.append((index, outcome[position] ?? .failure(StoreError("insertMessage: not applied"))))
+        }
+        for (index, first) in repeats {
+            results.append((index, outcome[first] ?? .failure(StoreError("insertMessage: not applied"))))
+        }
+        return results
+    }
+
+    /// Messages already stored under the run's (sender, clientMessageId) keys.
+    private func alreadyStored(_ messages: [Message]) async throws -> [ClientKey: Message] {
+        let keyed = messages.filter { $0.clientMessageID != nil }
+        guard !keyed.isEmpty else { return [:] }
+        let senders = keyed.map(\.senderID)
+        let clientIDs = keyed.map { $0.clientMessageID ?? "" }
+        var found: [ClientKey: Message] = [:]
+        for message in try await PostgresRows.messages(try await connection.query("""
+            SELECT \(unescaped: PostgresRows.messageColumns) FROM messages
+            WHERE (sender_id, client_message_id) IN (SELECT * FROM unnest(\(senders)::text[], \(clientIDs)::text[]))
+            """, logger: logger)) {
+            found[ClientKey(sender: message.senderID, clientMessageID: message.clientMessageID ?? "")] = message
+        }
+        return found
+    }
+
+    /// One multi-row insert; the optional columns go as a value array and a null-flag array
+    /// (postgres-nio binds arrays of non-optional elements).
+    private static func insertQuery(_ messages: [Message]) -> PostgresQuery {
+        let ids = messages.map(\.id), channels = messages.map(\.channelID), seqs = messages.map(\.seq)
+        let senders = messages.map(\.senderID), texts = messages.map(\.text), times = messages.map(\.createdAt)
+        let data = messages.map { $0.dataJSON ?? "" }, noData = messages.map { $0.dataJSON == nil }
+        let clientIDs = messages.map { $0.clientMessageID ?? "" }, noClientID = messages.map { $0.clientMessageID == nil }
+        let hidden = messages.map { $0.hiddenFrom ?? "" }, notHidden = messages.map { $0.hiddenFrom == nil }
+        return """
+            INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from)
+            SELECT id, channel_id, seq, sender_id, text,
+                CASE WHEN no_data THEN NULL ELSE data END,
+                CASE WHEN no_client_id THEN NULL ELSE client_id END,
+                created_at,
+                CASE WHEN not_hidden THEN NULL ELSE hidden END
+            FROM unnest(\(ids)::text[], \(channels)::text[], \(seqs)::bigint[], \(senders)::text[], \(texts)::text[],
+                        \(data)::text[], \(noData)::boolean[], \(clientIDs)::text[], \(noClientID)::boolean[],
+                        \(times)::bigint[], \(hidden)::text[], \(notHidden)::boolean[])
+                AS t(id, channel_id, seq, sender_id, text, data, no_data, client_id, no_client_id, created_at,
+                     hidden, not_hidden)
+            """
+    }
+
+    // MARK: everything else
+
+    /// A write that is not a message. Those that may be refused on their own run in a savepoint.
+    private func applyAlone(_ write: StoreWrite) async throws -> Result<StoreWriteResult, StoreError> {
+        switch write {
+        case .upsertUser(let user):
+            let metadata: String
+            do throws(StoreError) { metadata = try ColumnCoding.encodeMetadata(user.metadata) } catch { return .failure(error) }
+            try await connection.query("""
+                INSERT INTO users (id, name, image, metadata, created_at, last_seen_at, deactivated)
+                VALUES (\(user.id), \(user.name), \(user.image), \(metadata), \(user.createdAt), \(user.lastSeenAt),
+                        \(user.deactivated))
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name, image = excluded.image, metadata = excluded.metadata,
+                    created_at = excluded.created_at, last_seen_at = excluded.last_seen_at, deactivated = excluded.deactivated
+                """, logger: logger)
+            return .success(.done)
+        case .setBlock(let blocker, let blocked, let isBlocked, let at):
+            if isBlocked {
+                try await connection.query("""
+                    INSERT INTO blocks (blocker, blocked, created_at) VALUES (\(blocker), \(blocked), \(at))
+                    ON CONFLICT DO NOTHING
+                    """, logger: logger)
+            } else {
+                try await connection.query(
+                    "DELETE FROM blocks WHERE blocker = \(blocker) AND blocked = \(blocked)", logger: logger)
+            }
+            return .success(.done)
+        case .createChannel, .updateChannel, .setUserDeactivated:
+            return try await inSavepoint { try await applyRefusable(write) }
+        case .insertMessage:
+            return .failure(StoreError("insertMessage outside a run"))
+        }
+    }
+
+    private func applyRefusable(_ write: StoreWrite) async throws {
+        switch write {
+        case .createChannel(let channel):
+            try await connection.query("""
+                INSERT INTO channels (id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at,
+                    created_by, inviter_views, last_seq)
+                VALUES (\(channel.id), \(channel.type.rawValue), \(channel.name), \(channel.distinct),
+                    \(channel.isOneToOne), \(channel.pushFromBlockedUsers), \(channel.createdAt), \(channel.createdBy),
+                    \(ColumnCoding.encodeInviterViews(channel.inviterViews)), 0)
+                """, logger: logger)
+            try await insertMembers(of: channel)
+        case .updateChannel(let channel):
+            var updated = 0
+            for try await _ in try await connection.query("""
+                UPDATE channels SET type = \(channel.type.rawValue), name = \(channel.name),
+                    distinct_flag = \(channel.distinct), is_one_to_one = \(channel.isOneToOne),
+                    push_from_blocked = \(channel.pushFromBlockedUsers), created_at = \(channel.createdAt),
+                    created_by = \(channel.createdBy), inviter_views = \(ColumnCoding.encodeInviterViews(channel.inviterViews))
+                WHERE id = \(channel.id) RETURNING id
+                """, logger: logger) { updated += 1 }
+            if updated == 0 { throw StoreError("updateChannel: unknown channel \(channel.id)") }
+            try await connection.query("DELETE FROM channel_members WHERE channel_id = \(channel.id)", logger: logger)
+            try await insertMembers(of: channel)
+        case .setUserDeactivated(let userID, let deactivated):
+            var updated = 0
+            for try await _ in try await connection.query(
+                "UPDATE users SET deactivated = \(deactivated) WHERE id = \(userID) RETURNING id", logger: logger) {
+                updated += 1
+            }
+            if updated == 0 { throw StoreError("setUserDeactivated: unknown user \(userID)") }
+        case .upsertUser, .setBlock, .insertMessage:
+            break
+        }
+    }
+
+    private func insertMembers(of channel: ChatCore.Channel) async throws {
+        guard !channel.members.isEmpty else { return }
+        let positions = Array(0..<channel.members.count)
+        try await connection.query("""
+            INSERT INTO channel_members (channel_id, user_id, position)
+            SELECT \(channel.id), user_id, position FROM unnest(\(channel.members)::text[], \(positions)::integer[])
+                AS m(user_id, position)
+            """, logger: logger)
+    }
+
+    /// Runs `body` in a savepoint: a refusal (a server error, or a `StoreError` of ours)
+    /// undoes only this write and becomes its result; a lost connection throws.
+    private func inSavepoint(_ body: () async throws -> Void) async throws -> Result<StoreWriteResult, StoreError> {
+        try await connection.query("SAVEPOINT one_write", logger: logger)
+        do {
+            try await body()
+            try await connection.query("RELEASE SAVEPOINT one_write", logger: logger)
+            return .success(.done)
+        } catch let error as PSQLError where error.code == .server {
+            try await connection.query("ROLLBACK TO SAVEPOINT one_write", logger: logger)
+            return .failure(StoreError(PostgresErrors.describe(error)))
+        } catch let error as StoreError {
+            try await connection.query("ROLLBACK TO SAVEPOINT one_write", logger: logger)
+            return .failure(error)
+        }
+    }
+}

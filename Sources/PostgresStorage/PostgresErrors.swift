@@ -1,0 +1,21 @@
+import PostgresNIO
+
+/// Readable one-line descriptions of postgres-nio errors (its own `description`
+/// hides the server's message to keep secrets out of logs; ours carry no secret).
+enum PostgresErrors {
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let server = error.serverInfo {
+            let state = server[.sqlState] ?? "?"
+            let message = server[.message] ?? "?"
+            return "postgres \(state): \(message)"
+        }
+        return "postgres: \(error.code)"
+    }
+
+    /// A refusal by the server of this transaction (a constraint, a deadlock, a serialisation
+    /// failure): worth one retry of the batch. Anything else is a lost or unusable connection.
+    static func isServerRefusal(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.code == .server
+    }
+}

@@ -1,0 +1,147 @@
+import ChatCore
+import Dispatch
+import Logging
+import PostgresNIO
+import Storage
+import Synchronization
+
+/// The group commit of the PostgreSQL backend, shaped like the SQLite one
+/// (`Storage/GroupCommitWriter`): `enqueue` appends and returns; one drain task
+/// at a time takes *all* pending writes, runs them in one transaction
+/// (`PostgresBatch`), then calls their completions in enqueue order, and loops
+/// while more arrived.
+///
+/// Failures: a batch the server refuses as a whole (a `clientMessageId` stored by
+/// another node after the lookup, a deadlock with another node) is rolled back and
+/// run once more; a second refusal, a lost connection, or no connection within
+/// `connectionWait`, fails every write of the batch (the engine answers
+/// `ERR_INTERNAL`, never a false `ok`). A batch whose COMMIT was sent when the
+/// connection broke may have committed: a retry with the same `clientMessageId`
+/// finds it.
+final class PostgresGroupCommitWriter: Sendable {
+    typealias Completion = @Sendable (Result<StoreWriteResult, StoreError>) -> Void
+    typealias CommitObserver = @Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void
+
+    private struct Pending: Sendable {
+        /// nil: a `flush()` barrier.
+        var write: StoreWrite?
+        var completion: Completion
+    }
+
+    private struct Inbox: ~Copyable {
+        var pending: [Pending] = []
+        var draining = false
+    }
+
+    private let inbox = Mutex(Inbox())
+    private let client: PostgresClient
+    private let logger: Logger
+    private let connectionWait: Duration
+    private let commitObserver: CommitObserver?
+
+    init(client: PostgresClient, logger: Logger, connectionWait: Duration, commitObserver: CommitObserver?) {
+        self.client = client
+        self.logger = logger
+        self.connectionWait = connectionWait
+        self.commitObserver = commitObserver
+    }
+
+    func enqueue(_ write: StoreWrite?, completion: @escaping Completion) {
+        let startDrain = inbox.withLock { inbox in
+            inbox.pending.append(Pending(write: write, completion: completion))
+            if inbox.draining { return false }
+            inbox.draining = true
+            return true
+        }
+        if startDrain { Task { await self.drain() } }
+    }
+
+    private func drain() async {
+        var batch: [Pending] = []
+        while true {
+            batch.removeAll(keepingCapacity: true)
+            inbox.withLock { inbox in
+                swap(&inbox.pending, &batch)
+                if batch.isEmpty { inbox.draining = false }
+            }
+            if batch.isEmpty { return }
+            let writes = batch.map(\.write)
+            let start = DispatchTime.now().uptimeNanoseconds
+            let results = await commit(writes)
+            if let commitObserver, writes.contains(where: { $0 != nil }), case .success? = results.first {
+                commitObserver(writes.count, DispatchTime.now().uptimeNanoseconds - start)
+            }
+            for (item, result) in zip(batch, results) { item.completion(result) }
+        }
+    }
+
+    private func commit(_ writes: [StoreWrite?]) async -> [Result<StoreWriteResult, StoreError>] {
+        if writes.allSatisfy({ $0 == nil }) { return writes.map { _ in .success(.done) } }
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await withConnection { connection in
+                    try await connection.query("BEGIN", logger: self.logger)
+                    do {
+                        var batch = PostgresBatch(connection: connection, logger: self.logger)
+                        let results = try await batch.apply(writes)
+                        try await connection.query("COMMIT", logger: self.logger)
+                        return results
+                    } catch {
+                        _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                        throw error
+                    }
+                }
+            } catch {
+                let description = PostgresErrors.describe(error)
+                if attempt == 1, PostgresErrors.isServerRefusal(error) {
+                    logger.notice("store.batch_retried", metadata: ["writes": "\(writes.count)", "error": "\(description)"])
+                    continue
+                }
+                let failure = StoreError("batch of \(writes.count) writes rolled back: \(description)")
+                return writes.map { _ in .failure(failure) }
+            }
+        }
+    }
+
+    /// A pooled connection for `body`, failing with a timeout when none comes within
+    /// `connectionWait` (the database is down or unreachable). Once `body` has begun it
+    /// is not cut short: a transaction abandoned midway would leave its outcome unknown.
+    private func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T)
+        async throws -> T
+    {
+        let began = StartFlag()
+        let client = self.client
+        let wait = connectionWait
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await client.withConnection { connection in
+                    began.value.store(true, ordering: .sequentiallyConsistent)
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: wait)
+                return nil
+            }
+            while let next = try await group.next() {
+                if let value = next {
+                    group.cancelAll()
+                    return value
+                }
+                // The wait ran out: give up unless the batch is already under way.
+                if !began.value.load(ordering: .sequentiallyConsistent) {
+                    group.cancelAll()
+                    throw StoreError("no PostgreSQL connection within \(wait)")
+                }
+            }
+            throw StoreError("PostgreSQL batch ended without a result")
+        }
+    }
+}
+
+/// Whether a batch got its connection (shared by the batch and its timeout).
+private final class StartFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}

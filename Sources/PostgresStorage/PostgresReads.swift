@@ -1,0 +1,102 @@
+import ChatCore
+import Foundation
+import Logging
+import PostgresNIO
+import Storage
+
+/// The read-side SQL of the PostgreSQL backend: history pages, idempotency
+/// lookups and the start-up snapshot (the same answers as `Storage/ReadQueries`).
+enum PostgresReads {
+    static func history(_ client: PostgresClient, channelID: ChannelID, viewer: UserID, beforeSeq: Int64?,
+                        afterSeq: Int64?, limit: Int, logger: Logger) async throws -> [Message] {
+        guard limit > 0 else { return [] }
+        let columns = PostgresRows.messageColumns
+        let query: PostgresQuery
+        let newestFirst: Bool
+        switch (beforeSeq, afterSeq) {
+        case (nil, nil):
+            query = """
+                SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
+                AND hidden_from IS DISTINCT FROM \(viewer) ORDER BY seq DESC LIMIT \(limit)
+                """
+            newestFirst = true
+        case (let before?, nil):
+            query = """
+                SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
+                AND hidden_from IS DISTINCT FROM \(viewer) AND seq < \(before) ORDER BY seq DESC LIMIT \(limit)
+                """
+            newestFirst = true
+        case (nil, let after?):
+            query = """
+                SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
+                AND hidden_from IS DISTINCT FROM \(viewer) AND seq > \(after) ORDER BY seq ASC LIMIT \(limit)
+                """
+            newestFirst = false
+        case (let before?, let after?):
+            query = """
+                SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
+                AND hidden_from IS DISTINCT FROM \(viewer) AND seq > \(after) AND seq < \(before)
+                ORDER BY seq ASC LIMIT \(limit)
+                """
+            newestFirst = false
+        }
+        var messages = try await PostgresRows.messages(try await client.query(query, logger: logger))
+        if newestFirst { messages.reverse() }
+        return messages
+    }
+
+    static func message(_ client: PostgresClient, sender: UserID, clientMessageID: String,
+                        logger: Logger) async throws -> Message? {
+        try await PostgresRows.messages(try await client.query("""
+            SELECT \(unescaped: PostgresRows.messageColumns) FROM messages
+            WHERE sender_id = \(sender) AND client_message_id = \(clientMessageID)
+            """, logger: logger)).first
+    }
+
+    /// Everything in one repeatable-read transaction, so the parts agree with each other.
+    static func snapshot(_ client: PostgresClient, logger: Logger) async throws -> StoreSnapshot {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            var snapshot = StoreSnapshot()
+            for try await row in try await connection.query(
+                "SELECT \(unescaped: PostgresRows.userColumns) FROM users ORDER BY ord", logger: logger)
+                .decode(PostgresRows.UserRow.self) {
+                snapshot.users.append(try PostgresRows.user(row))
+            }
+            var membersByChannel: [ChannelID: [UserID]] = [:]
+            for try await (channelID, userID) in try await connection.query(
+                "SELECT channel_id, user_id FROM channel_members ORDER BY channel_id, position", logger: logger)
+                .decode((String, String).self) {
+                membersByChannel[channelID, default: []].append(userID)
+            }
+            for try await row in try await connection.query(
+                "SELECT \(unescaped: PostgresRows.channelColumns) FROM channels ORDER BY ord", logger: logger)
+                .decode(PostgresRows.ChannelRow.self) {
+                var channel = try PostgresRows.channel(row)
+                channel.members = membersByChannel[channel.id] ?? []
+                snapshot.channels.append(channel)
+            }
+            let lastColumns = PostgresRows.messageColumns.split(separator: ",")
+                .map { "m." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+            snapshot.lastMessages = try await PostgresRows.messages(try await connection.query("""
+                SELECT \(unescaped: lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
+                ORDER BY c.ord
+                """, logger: logger))
+            for last in snapshot.lastMessages {
+                guard let viewer = last.hiddenFrom else { continue }
+                let visible = try await PostgresRows.messages(try await connection.query("""
+                    SELECT \(unescaped: PostgresRows.messageColumns) FROM messages
+                    WHERE channel_id = \(last.channelID) AND hidden_from IS DISTINCT FROM \(viewer) AND seq < \(last.seq)
+                    ORDER BY seq DESC LIMIT 1
+                    """, logger: logger)).first
+                if let visible { snapshot.lastVisibleMessages.append((viewer: viewer, message: visible)) }
+            }
+            for try await (blocker, blocked) in try await connection.query(
+                "SELECT blocker, blocked FROM blocks ORDER BY created_at, blocker, blocked", logger: logger)
+                .decode((String, String).self) {
+                snapshot.blocks.append((blocker: blocker, blocked: blocked))
+            }
+            return snapshot
+        }
+    }
+}

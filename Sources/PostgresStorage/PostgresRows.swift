@@ -1,0 +1,41 @@
+import ChatCore
+import PostgresNIO
+import Storage
+
+/// Column lists and row → model conversions of the PostgreSQL backend (the SQLite
+/// twin is `Storage/RowMapping.swift`; the multi-value columns share `ColumnCoding`).
+enum PostgresRows {
+    static let messageColumns = "id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from"
+    typealias MessageRow = (String, String, Int64, String, String, String?, String?, Int64, String?)
+
+    static func message(_ row: MessageRow) -> Message {
+        Message(id: row.0, channelID: row.1, seq: row.2, senderID: row.3, text: row.4, dataJSON: row.5,
+                clientMessageID: row.6, createdAt: row.7, hiddenFrom: row.8)
+    }
+
+    static func messages(_ rows: PostgresRowSequence) async throws -> [Message] {
+        var messages: [Message] = []
+        for try await row in rows.decode(MessageRow.self) { messages.append(message(row)) }
+        return messages
+    }
+
+    static let userColumns = "id, name, image, metadata, created_at, last_seen_at, deactivated"
+    typealias UserRow = (String, String, String, String, Int64, Int64, Bool)
+
+    static func user(_ row: UserRow) throws(StoreError) -> User {
+        User(id: row.0, name: row.1, image: row.2, metadata: try ColumnCoding.decodeMetadata(row.3, userID: row.0),
+             createdAt: row.4, lastSeenAt: row.5, deactivated: row.6)
+    }
+
+    static let channelColumns =
+        "id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by, inviter_views"
+    typealias ChannelRow = (String, String, String, Bool, Bool, Bool, Int64, String, String)
+
+    /// A channel without its members (filled in by the caller).
+    static func channel(_ row: ChannelRow) throws(StoreError) -> ChatCore.Channel {
+        guard let type = ChannelType(rawValue: row.1) else { throw StoreError("channel \(row.0) has unknown type \(row.1)") }
+        return Channel(id: row.0, type: type, name: row.2, members: [], distinct: row.3, isOneToOne: row.4,
+                       pushFromBlockedUsers: row.5, createdAt: row.6, createdBy: row.7,
+                       inviterViews: ColumnCoding.decodeInviterViews(row.8))
+    }
+}

@@ -1,0 +1,95 @@
+import Logging
+import PostgresNIO
+import Storage
+
+/// The PostgreSQL schema as ordered migrations kept in code, the same tables and
+/// meaning as the SQLite schema (`Storage/Migrations.swift`).
+///
+/// `chat_schema.version` holds the number applied. Nodes that start together
+/// migrate one at a time: the migration transaction takes an advisory lock first,
+/// then re-reads the version. Never edit a released migration: append one.
+enum PostgresSchema {
+    static let migrations: [String] = [
+        // 1: initial schema. `ord` keeps insertion order (SQLite's rowid) for the start-up snapshot.
+        """
+        CREATE TABLE users (
+            id text PRIMARY KEY,
+            name text NOT NULL DEFAULT '',
+            image text NOT NULL DEFAULT '',
+            metadata text NOT NULL DEFAULT '{}',
+            created_at bigint NOT NULL,
+            last_seen_at bigint NOT NULL DEFAULT 0,
+            deactivated boolean NOT NULL DEFAULT false,
+            ord bigint GENERATED ALWAYS AS IDENTITY
+        );
+        CREATE TABLE channels (
+            id text PRIMARY KEY,
+            type text NOT NULL CHECK (type IN ('group', 'open')),
+            name text NOT NULL DEFAULT '',
+            distinct_flag boolean NOT NULL DEFAULT false,
+            is_one_to_one boolean NOT NULL DEFAULT false,
+            push_from_blocked boolean NOT NULL DEFAULT false,
+            created_at bigint NOT NULL,
+            created_by text NOT NULL,
+            inviter_views text NOT NULL DEFAULT '',
+            last_seq bigint NOT NULL DEFAULT 0,
+            ord bigint GENERATED ALWAYS AS IDENTITY
+        );
+        CREATE TABLE channel_members (
+            channel_id text NOT NULL REFERENCES channels(id) ON DELETE CASCADE,
+            user_id text NOT NULL,
+            position integer NOT NULL,
+            PRIMARY KEY (channel_id, user_id)
+        );
+        CREATE INDEX channel_members_by_user ON channel_members(user_id);
+        CREATE TABLE messages (
+            channel_id text NOT NULL REFERENCES channels(id),
+            seq bigint NOT NULL CHECK (seq > 0),
+            id text NOT NULL UNIQUE,
+            sender_id text NOT NULL,
+            text text NOT NULL,
+            data_json text,
+            client_message_id text,
+            created_at bigint NOT NULL,
+            hidden_from text,
+            PRIMARY KEY (channel_id, seq)
+        );
+        CREATE UNIQUE INDEX messages_by_client_id ON messages(sender_id, client_message_id)
+            WHERE client_message_id IS NOT NULL;
+        CREATE TABLE blocks (
+            blocker text NOT NULL,
+            blocked text NOT NULL,
+            created_at bigint NOT NULL,
+            PRIMARY KEY (blocker, blocked)
+        );
+        CREATE INDEX blocks_by_blocked ON blocks(blocked);
+        """,
+    ]
+
+    /// An arbitrary constant: the advisory lock every node takes to migrate.
+    private static let lockKey: Int64 = 0x6368_6174_6777  // "chatgw"
+
+    /// Brings the database up to the newest migration.
+    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS chat_schema (version integer NOT NULL)", logger: logger)
+            var version = 0
+            for try await (value) in try await connection.query("SELECT version FROM chat_schema", logger: logger)
+                .decode(Int.self) { version = value }
+            guard version <= migrations.count else {
+                throw StoreError("database schema version \(version) is newer than this build (\(migrations.count))")
+            }
+            if version == migrations.count { return }
+            for migration in migrations[version...] {
+                // The extended query protocol takes one statement at a time.
+                for statement in migration.split(separator: ";") where !statement.allSatisfy(\.isWhitespace) {
+                    try await connection.query(PostgresQuery(unsafeSQL: String(statement)), logger: logger)
+                }
+            }
+            try await connection.query("DELETE FROM chat_schema", logger: logger)
+            try await connection.query("INSERT INTO chat_schema (version) VALUES (\(migrations.count))", logger: logger)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import ChatCore
+import Dispatch
+import Logging
+import NIOPosix
+import PostgresNIO
+import Storage
+
+/// The PostgreSQL `Store` (`storage.backend: postgres`): the source of truth that
+/// several gateway nodes share. Writes are group committed by one writer per node
+/// (`PostgresGroupCommitWriter`); `seq` comes from the channel row inside the
+/// message's transaction, so nodes never hand out the same one. Reads use the same
+/// connection pool. All of it runs on postgres-nio's own event loop thread, never on
+/// the gateway's loops.
+public final class PostgresStore: Store {
+    private let client: PostgresClient
+    private let runner: Task<Void, Never>
+    private let group: MultiThreadedEventLoopGroup
+    private let writer: PostgresGroupCommitWriter
+    private let logger: Logger
+    private let snapshot: StoreSnapshot
+
+    public typealias CommitObserver = @Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void
+
+    /// Connects, migrates the schema and loads the start-up snapshot.
+    /// - Parameters:
+    ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`.
+    ///   - connectionWait: how long a write or read waits for a connection before it fails.
+    public static func open(url: String, logger: Logger, connectionWait: Duration = .seconds(2),
+                            commitObserver: CommitObserver? = nil) async throws(StoreError) -> PostgresStore {
+        let configuration = try PostgresURL.configuration(url)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let client = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
+        // Immediate: run() marks the client running before the first lease below.
+        let runner = Task.immediate { await client.run() }
+        do {
+            try await PostgresSchema.migrate(client, logger: logger)
+            let snapshot = try await PostgresReads.snapshot(client, logger: logger)
+            return PostgresStore(client: client, runner: runner, group: group, logger: logger, snapshot: snapshot,
+                                 connectionWait: connectionWait, commitObserver: commitObserver)
+        } catch {
+            runner.cancel()
+            try? await group.shutdownGracefully()
+            throw StoreError("cannot open PostgreSQL at \(PostgresURL.redacted(url)): \(PostgresErrors.describe(error))")
+        }
+    }
+
+    private init(client: PostgresClient, runner: Task<Void, Never>, group: MultiThreadedEventLoopGroup, logger: Logger,
+                 snapshot: StoreSnapshot, connectionWait: Duration, commitObserver: CommitObserver?) {
+        self.client = client
+        self.runner = runner
+        self.group = group
+        self.logger = logger
+        self.snapshot = snapshot
+        self.writer = PostgresGroupCommitWriter(client: client, logger: logger, connectionWait: connectionWait,
+                                                commitObserver: commitObserver)
+    }
+
+    /// postgres-nio's configuration for `url` (tools and tests that need a client of their own).
+    public static func clientConfiguration(url: String) throws(StoreError) -> PostgresClient.Configuration {
+        try PostgresURL.configuration(url)
+    }
+
+    deinit {
+        runner.cancel()
+        group.shutdownGracefully { _ in }
+    }
+
+    /// The state read when the store was opened (`open` loads it; the gateway asks once, at start).
+    public func loadSnapshot() throws(StoreError) -> StoreSnapshot { snapshot }
+
+    public func enqueue(_ write: StoreWrite,
+                        completion: @escaping @Sendable (Result<StoreWriteResult, StoreError>) -> Void) {
+        writer.enqueue(write, completion: completion)
+    }
+
+    public func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int,
+                        completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void) {
+        let (client, logger) = (self.client, self.logger)
+        read(completion) {
+            try await PostgresReads.history(client, channelID: channelID, viewer: viewer, beforeSeq: beforeSeq,
+                                            afterSeq: afterSeq, limit: limit, logger: logger)
+        }
+    }
+
+    public func message(sender: UserID, clientMessageID: String,
+                        completion: @escaping @Sendable (Result<Message?, StoreError>) -> Void) {
+        let (client, logger) = (self.client, self.logger)
+        read(completion) {
+            try await PostgresReads.message(client, sender: sender, clientMessageID: clientMessageID, logger: logger)
+        }
+    }
+
+    /// Waits until every write enqueued before has committed (or failed). Not from a
+    /// completion, and not from a task of the cooperative pool.
+    public func flush() {
+        let done = DispatchSemaphore(value: 0)
+        writer.enqueue(nil) { _ in done.signal() }
+        done.wait()
+    }
+
+    /// The same without blocking a thread.
+    public func flushed() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            writer.enqueue(nil) { _ in continuation.resume() }
+        }
+    }
+
+    /// Whether the database answers now (`/readyz`).
+    public func isReachable(within wait: Duration = .seconds(1)) async -> Bool {
+        let client = self.client
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await client.query("SELECT 1")) != nil }
+            group.addTask {
+                try? await Task.sleep(for: wait)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private func read<T: Sendable>(_ completion: @escaping @Sendable (Result<T, StoreError>) -> Void,
+                                   _ body: @escaping @Sendable () async throws -> T) {
+        Task {
+            do {
+                completion(.success(try await body()))
+            } catch let error as StoreError {
+                completion(.failure(error))
+            } catch {
+                completion(.failure(StoreError(PostgresErrors.describe(error))))
+            }
+        }
+    }
+}

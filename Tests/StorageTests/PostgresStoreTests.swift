@@ -1,0 +1,205 @@
+import ChatCore
+import Logging
+import PostgresNIO
+import Testing
+@testable import PostgresStorage
+import PostgresTestSupport
+import Storage
+
+/// `PostgresStore` against a real PostgreSQL (a fresh database per test): the same
+/// answers as the SQLite store, plus what only a shared database has to hold —
+/// two nodes never hand out one `seq`, and a `clientMessageId` is stored once
+/// whichever node it comes through.
+@Suite(.enabled(if: PostgresTestDatabase.isAvailable, "CHAT_TEST_POSTGRES_URL is not set"), .serialized)
+struct PostgresStoreTests {
+    private static let logger = Logger(label: "postgres-store-tests")
+
+    private func withDatabase(_ body: (PostgresTestDatabase) async throws -> Void) async throws {
+        let database = try await PostgresTestDatabase.make()
+        do {
+            try await body(database)
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
+    private func open(_ database: PostgresTestDatabase) async throws -> PostgresStore {
+        try await PostgresStore.open(url: database.url, logger: Self.logger)
+    }
+
+    private func seed(_ store: PostgresStore) async throws {
+        for id in ["alice", "bob", "carol"] { try await store.writeAsync(.upsertUser(Fixture.user(id))) }
+        try await store.writeAsync(.createChannel(Fixture.group("c1", ["alice", "bob", "carol"])))
+    }
+
+    @Test func everyWriteRoundTripsThroughReopen() async throws {
+        try await withDatabase { database in
+            var alice = User(id: "alice", name: "Alice", metadata: ["quote": "\"hi\" / ünïcödé"], createdAt: 10)
+            do {
+                let store = try await open(database)
+                try await store.writeAsync(.upsertUser(alice))
+                for id in ["bob", "carol"] { try await store.writeAsync(.upsertUser(Fixture.user(id))) }
+                alice.name = "Alice A."
+                alice.lastSeenAt = 99
+                try await store.writeAsync(.upsertUser(alice))
+                var dm = Fixture.group("dm", ["alice", "bob"], oneToOne: true)
+                try await store.writeAsync(.createChannel(dm))
+                try await store.writeAsync(.createChannel(Fixture.group("team", ["carol", "alice"])))
+                try await store.writeAsync(.setUserDeactivated("carol", true))
+                try await store.writeAsync(.setBlock(blocker: "bob", blocked: "alice", isBlocked: true, at: 50))
+
+                let first = try await store.commitAsync(.insertMessage(Message(
+                    id: "m1", channelID: "dm", senderID: "alice", text: "hello", dataJSON: #"{"k":[1,2]}"#,
+                    clientMessageID: "c-1", createdAt: 40))).get()
+                guard case .message(let m1) = first else { Issue.record("no message"); return }
+                #expect(m1.seq == 1)
+                let second = try await store.commitAsync(.insertMessage(Fixture.message("m2", in: "dm", from: "alice",
+                                                                                        hiddenFrom: "bob"))).get()
+                guard case .message(let m2) = second else { Issue.record("no message"); return }
+                #expect(m2.seq == 2)
+                #expect(try await store.historyAsync("dm", viewer: "alice").map(\.id) == ["m1", "m2"])
+                #expect(try await store.historyAsync("dm", viewer: "bob").map(\.id) == ["m1"])
+                #expect(try await store.historyAsync("dm", viewer: "alice", before: 2).map(\.seq) == [1])
+                #expect(try await store.historyAsync("dm", viewer: "alice", after: 1).map(\.seq) == [2])
+                #expect(try await store.lookupAsync(sender: "alice", clientMessageID: "c-1") == m1)
+                dm.members = ["bob", "alice"]
+                dm.name = "renamed"
+                try await store.writeAsync(.updateChannel(dm))
+            }
+            let reopened = try await open(database)
+            let snapshot = try reopened.loadSnapshot()
+            #expect(snapshot.users.map(\.id) == ["alice", "bob", "carol"])
+            #expect(snapshot.users.first == alice)
+            #expect(snapshot.users.last?.deactivated == true)
+            #expect(snapshot.channels.map(\.id) == ["dm", "team"])
+            #expect(snapshot.channels.first?.members == ["bob", "alice"])
+            #expect(snapshot.channels.first?.name == "renamed")
+            #expect(snapshot.lastMessages.map(\.id) == ["m2"])
+            #expect(snapshot.lastVisibleMessages.map(\.viewer) == ["bob"])
+            #expect(snapshot.lastVisibleMessages.map(\.message.id) == ["m1"])
+            #expect(snapshot.blocks.map(\.blocker) == ["bob"])
+        }
+    }
+
+    /// One batch: a repeated `clientMessageId` answers with the first, a message to an
+    /// unknown channel and a taken channel id are refused alone, the rest commits gapless.
+    @Test func aBatchRefusesOnlyItsBadWrites() async throws {
+        try await withDatabase { database in
+            let store = try await open(database)
+            try await seed(store)
+            let writes: [StoreWrite?] = [
+                .insertMessage(Fixture.message("a", in: "c1", from: "alice", clientMessageID: "k")),
+                .insertMessage(Fixture.message("b", in: "nowhere", from: "alice")),
+                .insertMessage(Fixture.message("a-again", in: "c1", from: "alice", clientMessageID: "k")),
+                .createChannel(Fixture.group("c1", ["bob"])),
+                .insertMessage(Fixture.message("c", in: "c1", from: "bob")),
+            ]
+            let results = try await PostgresTestDatabase.transaction(url: database.url) { connection in
+                var batch = PostgresBatch(connection: connection, logger: Self.logger)
+                return try await batch.apply(writes)
+            }
+            guard case .success(.message(let a)) = results[0], case .success(.message(let again)) = results[2],
+                  case .success(.message(let c)) = results[4] else {
+                Issue.record("unexpected results \(results)")
+                return
+            }
+            #expect(a.seq == 1 && again == a && c.seq == 2)
+            if case .success = results[1] { Issue.record("a message to an unknown channel was stored") }
+            if case .success = results[3] { Issue.record("a taken channel id was created again") }
+            #expect(try await store.historyAsync("c1").map(\.id) == ["a", "c"])
+        }
+    }
+
+    /// Two nodes on one database, writing into the same channels at once.
+    @Test func twoNodesNeverShareASeq() async throws {
+        try await withDatabase { database in
+            let nodeA = try await open(database)
+            try await seed(nodeA)
+            for channel in 2...4 { try await nodeA.writeAsync(.createChannel(Fixture.group("c\(channel)", ["alice", "bob"]))) }
+            let nodeB = try await open(database)
+            let perNode = 400
+            let results = await withTaskGroup(of: Result<StoreWriteResult, StoreError>.self) { group in
+                for (name, node) in [("a", nodeA), ("b", nodeB)] {
+                    for n in 0..<perNode {
+                        group.addTask {
+                            await node.commitAsync(.insertMessage(Fixture.message(
+                                "\(name)-\(n)", in: "c\(n % 4 + 1)", from: "alice", clientMessageID: "\(name)-\(n)")))
+                        }
+                    }
+                }
+                var all: [Result<StoreWriteResult, StoreError>] = []
+                for await result in group { all.append(result) }
+                return all
+            }
+            #expect(results.allSatisfy { if case .success(.message) = $0 { true } else { false } })
+            var total = 0
+            for channel in 1...4 {
+                let seqs = try await nodeA.historyAsync("c\(channel)", limit: 10_000).map(\.seq)
+                #expect(seqs == Array(1...Int64(seqs.count)))
+                total += seqs.count
+            }
+            #expect(total == 2 * perNode)
+        }
+    }
+
+    /// A retry through another node returns the message the first node stored.
+    @Test func aClientMessageIdIsStoredOnceAcrossNodes() async throws {
+        try await withDatabase { database in
+            let nodeA = try await open(database)
+            try await seed(nodeA)
+            let nodeB = try await open(database)
+            let first = try await nodeA.commitAsync(.insertMessage(
+                Fixture.message("m-a", in: "c1", from: "bob", clientMessageID: "retry-me"))).get()
+            let retry = try await nodeB.commitAsync(.insertMessage(
+                Fixture.message("m-b", in: "c1", from: "bob", clientMessageID: "retry-me"))).get()
+            #expect(first == retry)
+            let next = try await nodeB.commitAsync(.insertMessage(Fixture.message("m-c", in: "c1", from: "bob"))).get()
+            guard case .message(let stored) = next else { Issue.record("no message"); return }
+            #expect(stored.seq == 2)
+            #expect(try await nodeA.historyAsync("c1").map(\.id) == ["m-a", "m-c"])
+        }
+    }
+
+    @Test func refusedWritesChangeNothing() async throws {
+        try await withDatabase { database in
+            let store = try await open(database)
+            try await seed(store)
+            if case .success = await store.commitAsync(.setUserDeactivated("nobody", true)) {
+                Issue.record("deactivated an unknown user")
+            }
+            if case .success = await store.commitAsync(.updateChannel(Fixture.group("nowhere", ["alice"]))) {
+                Issue.record("updated an unknown channel")
+            }
+            #expect(try await store.commitAsync(.setUserDeactivated("bob", true)).get() == .done)
+        }
+    }
+
+    /// The server drops every connection of the store: writes fail or succeed, never
+    /// with a false `ok`, and the store serves again without being reopened.
+    @Test func resumesAfterItsConnectionsAreKilled() async throws {
+        try await withDatabase { database in
+            let store = try await open(database)
+            try await seed(store)
+            let name = database.name
+            try await PostgresTestDatabase.admin { client in
+                try await client.query(PostgresQuery(unsafeSQL: """
+                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE datname = '\(name)' AND pid <> pg_backend_pid()
+                    """))
+            }
+            var acknowledged: [MessageID] = []
+            for n in 0..<20 {
+                if case .success(.message(let stored)) = await store.commitAsync(
+                    .insertMessage(Fixture.message("after-\(n)", in: "c1", from: "carol"))) {
+                    acknowledged.append(stored.id)
+                }
+            }
+            #expect(acknowledged.count >= 18)
+            let stored = try await store.historyAsync("c1").map(\.id)
+            #expect(Set(acknowledged).isSubset(of: Set(stored)))
+            #expect(try await store.historyAsync("c1").map(\.seq) == Array(1...Int64(stored.count)))
+        }
+    }
+}
