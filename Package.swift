@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "CEpoll"),
+        .target(name: "CHiredis", linkerSettings: [.linkedLibrary("hiredis")]),
+        .target(name: "Redis", dependencies: ["CHiredis", "EventLoop"], swiftSettings: strict),
         .target(name: "ChatCore", swiftSettings: hotPath),
         .target(name: "Storage", dependencies: ["CSQLite", "ChatCore"], swiftSettings: hotPath),
         .target(
@@ -90,6 +92,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "PostgresStorage", "PostgresTestSupport", "ChatCore"],
                     swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop"], swiftSettings: strict),
         .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", "PostgresTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]

@@ -28,6 +28,11 @@ public final class EventLoop: @unchecked Sendable {
     public var sweepObserver: (@Sendable (EventLoop) -> Void)?
 
     private var connections: [UInt64: SocketConnection] = [:]
+    /// Descriptors polled for a client library (hiredis) instead of a connection, by token.
+    private var watchers: [UInt64: (UInt32) -> Void] = [:]
+    private var nextWatcherToken: UInt64 = EventLoop.watcherTokenBit
+    /// Set in watcher tokens, never in connection ids (a counter from 1).
+    private static let watcherTokenBit: UInt64 = 1 << 63
     /// Accepted connections in their opening handshake, and those waiting for a turn.
     var handshakeAdmission = HandshakeAdmission<SocketConnection>()
     private let poller: Int32
@@ -182,8 +187,36 @@ public final class EventLoop: @unchecked Sendable {
         guard count > 0 else { return }
         for i in 0..<Int(count) {
             let event = readyEvents[i]
-            connections[event.token]?.handleReadiness(event.events)
+            if event.token & Self.watcherTokenBit != 0 {
+                watchers[event.token]?(event.events)
+            } else {
+                connections[event.token]?.handleReadiness(event.events)
+            }
         }
+    }
+
+    // MARK: other descriptors
+
+    /// Polls `fd` for a client library that does its own reads and writes (hiredis's
+    /// async context): `ready` gets the EPOLL bits on the loop. Starts with no interest;
+    /// call on the loop. Returns the token for `watch(_:fd:reading:writing:)` and `unwatch`.
+    public func watch(fd: Int32, ready: @escaping (UInt32) -> Void) -> UInt64? {
+        let token = nextWatcherToken
+        nextWatcherToken += 1
+        guard cepoll_add(poller, fd, 0, token) == 0 else { return nil }
+        watchers[token] = ready
+        return token
+    }
+
+    /// Changes what the watched `fd` is polled for (call on the loop).
+    public func watch(_ token: UInt64, fd: Int32, reading: Bool, writing: Bool) {
+        _ = cepoll_modify(poller, fd, Interest(reading: reading, writing: writing).events, token)
+    }
+
+    /// Stops polling `fd` (before it is closed; call on the loop).
+    public func unwatch(_ token: UInt64, fd: Int32) {
+        watchers[token] = nil
+        _ = cepoll_remove(poller, fd)
     }
 
     /// Flushes `connection` once the current loop turn ends, so everything
@@ -227,6 +260,13 @@ public final class EventLoop: @unchecked Sendable {
         queuedOutputBytes = queued
         sweepObserver?(self)
     }
+}
+
+/// The EPOLL bits a watcher's `ready` callback gets (`EventLoop.watch(fd:ready:)`).
+public enum ReadinessBits {
+    public static let readable: UInt32 = CEPOLL_IN
+    public static let writable: UInt32 = CEPOLL_OUT
+    public static let failed: UInt32 = CEPOLL_ERR | CEPOLL_HUP
 }
 
 /// N event loops, handed out round-robin.

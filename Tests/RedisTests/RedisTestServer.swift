@@ -1,0 +1,72 @@
+import Foundation
+
+/// A redis-server process of the test's own on a free loopback port (no persistence),
+/// so a test can stop and restart it. Tests that need one are skipped when Debian's
+/// redis-server is not installed.
+final class RedisTestServer {
+    static let binary: String? = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+    static var isAvailable: Bool { binary != nil }
+
+    let port: Int
+    private var process: Process?
+
+    init(port: Int? = nil) throws {
+        self.port = port ?? Self.freePort()
+        try start()
+    }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary ?? "/usr/bin/redis-server")
+        process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--protected-mode", "no"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        // Up once it accepts a connection.
+        for _ in 0..<200 {
+            if Self.accepts(port: port) { return }
+            usleep(10_000)
+        }
+        throw CocoaError(.fileNoSuchFile)
+    }
+
+    /// SIGKILL, as a crash or a restart of the server looks to its clients.
+    func kill() {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    deinit { kill() }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}
