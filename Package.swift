@@ -46,7 +46,7 @@ let package = Package(
         .target(
             name: "PostgresStorage",
             dependencies: [
-                "Storage", "ChatCore",
+                "Storage", "ChatCore", "EventLoop",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage",
+                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -84,16 +84,16 @@ let package = Package(
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
         .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"], swiftSettings: strict),
         .target(
-            name: "PostgresTestSupport",
+            name: "ServiceTestSupport",
             dependencies: ["PostgresStorage", "Storage", "ChatCore", .product(name: "PostgresNIO", package: "postgres-nio")],
-            path: "Tests/PostgresTestSupport",
+            path: "Tests/ServiceTestSupport",
             swiftSettings: strict
         ),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "PostgresStorage", "PostgresTestSupport", "ChatCore"],
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "PostgresStorage", "ServiceTestSupport", "ChatCore"],
                     swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
-        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop"], swiftSettings: strict),
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket"], swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", "PostgresTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", "ServiceTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]
 )

@@ -90,6 +90,15 @@ public final class GatewayServer: @unchecked Sendable {
         let service = try ChatService(store: store, push: push, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
                                       settings: chat.service, loops: server.group.loops, logger: logger, metrics: metrics)
         server.store = store
+        if let url = chat.redisURL, let address = GatewayConfiguration.Cluster.redisAddress(url),
+           let loop = server.group.loops.first {
+            let bus = ClusterBus(host: address.host, port: address.port, nodeID: chat.nodeID, loop: loop, logger: logger,
+                                 metrics: metrics, received: { [weak service] event in service?.busReceived(event) },
+                                 resumed: { [weak service] in service?.busResumed() })
+            service.bus = bus
+            probes.append(DependencyWatch.Probe(name: "redis", isReachable: { bus.isReachable }))
+            bus.start()
+        }
         server.router = HTTPRouter(
             echoEnabled: settings.echoEnabled, metrics: metrics,
             metricsCredential: metricsCredential(settings, keys: [chat.adminAPIKey, chat.metricsAPIKey ?? ""]),
@@ -197,6 +206,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         router.dependencies?.stop()
+        router.chat?.bus?.stop()
         store?.flush()
     }
 }
@@ -210,6 +220,13 @@ struct ChatSettings: Sendable {
     var synchronous = SQLiteStore.Synchronous.normal
     /// Set: the PostgreSQL backend at this URL instead of SQLite under `dataDirectory`.
     var postgresURL: String?
+    /// Set: cluster mode, with the bus on this Redis (`redis://host:port`).
+    var redisURL: String?
+    var nodeID = ChatSettings.randomNodeID()
+
+    static func randomNodeID() -> String {
+        "node-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+    }
     var service = ChatService.Settings()
     var push = PushTarget.none
 
@@ -228,6 +245,8 @@ extension ChatSettings {
         dataDirectory = configuration.storage.dataDirectory
         synchronous = configuration.storage.synchronous == .full ? .full : .normal
         postgresURL = configuration.storage.backend == .postgres ? configuration.storage.postgresURL : nil
+        redisURL = configuration.cluster.redisURL
+        if let id = configuration.cluster.nodeID { nodeID = id }
         service = ChatService.Settings(
             blockingMode: configuration.blocking.mode == .strict ? .strict : .standard,
             revealBlockedBy: configuration.blocking.revealBlockedBy,

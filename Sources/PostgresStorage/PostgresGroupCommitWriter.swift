@@ -1,5 +1,6 @@
 import ChatCore
 import Dispatch
+import EventLoop
 import Logging
 import PostgresNIO
 import Storage
@@ -53,7 +54,8 @@ final class PostgresGroupCommitWriter: Sendable {
             inbox.draining = true
             return true
         }
-        if startDrain { Task { await self.drain() } }
+        // Off the cooperative pool: a commit must not wait for threads that callers may be blocking.
+        if startDrain { Task(executorPreference: DispatchTaskExecutor.shared) { await self.drain() } }
     }
 
     private func drain() async {

@@ -1,5 +1,6 @@
 import ChatCore
 import Dispatch
+import EventLoop
 import Logging
 import NIOPosix
 import PostgresNIO
@@ -31,7 +32,7 @@ public final class PostgresStore: Store {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let client = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
         // Immediate: run() marks the client running before the first lease below.
-        let runner = Task.immediate { await client.run() }
+        let runner = Task.immediate(executorPreference: DispatchTaskExecutor.shared) { await client.run() }
         do {
             try await PostgresSchema.migrate(client, logger: logger)
             let snapshot = try await PostgresReads.snapshot(client, logger: logger)
@@ -122,7 +123,7 @@ public final class PostgresStore: Store {
 
     private func read<T: Sendable>(_ completion: @escaping @Sendable (Result<T, StoreError>) -> Void,
                                    _ body: @escaping @Sendable () async throws -> T) {
-        Task {
+        Task(executorPreference: DispatchTaskExecutor.shared) {
             do {
                 completion(.success(try await body()))
             } catch let error as StoreError {

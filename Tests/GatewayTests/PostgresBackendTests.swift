@@ -1,5 +1,5 @@
 import Foundation
-import PostgresTestSupport
+import ServiceTestSupport
 import Testing
 @testable import Gateway
 

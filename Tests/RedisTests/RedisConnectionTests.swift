@@ -1,5 +1,6 @@
 import Dispatch
 import EventLoop
+import ServiceTestSupport
 import Synchronization
 import Testing
 @testable import Redis

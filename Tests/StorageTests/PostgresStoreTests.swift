@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 import Testing
 @testable import PostgresStorage
-import PostgresTestSupport
+import ServiceTestSupport
 import Storage
 
 /// `PostgresStore` against a real PostgreSQL (a fresh database per test): the same

@@ -149,20 +149,27 @@ extension ChatEngine {
         // Retries that waited are answered after the original send's reply.
         if let key { effects += settle(key, with: .result(json)) }
         guard let channel = directory.channels[stored.channelID] else { return effects }
-        let relations = senderRelations(stored.senderID, in: channel)
-        directory.record(stored, hiddenFor: relations.listUnmoved)
-        // Open channels deliver at most N a second live; the rest is in history only (§6).
-        if channel.kind != .open || openChannelRates?.admit(channel.id, now: monotonicNow) ?? true {
-            let origin = MessageOrigin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map { number(for: $0) },
-                                       related: relations.related, kind: channel.kind, mode: settings.blockingMode)
-            let event = WireEncoding.event("message.new") { $0.raw(bytes: json) }
-            effects.append(.publishMessage(stored.channelID, payload: event, origin: origin, excluding: send.requester.session))
-        } else {
-            counters.openChannelThrottled += 1
-        }
+        effects += record(stored, json: json, in: channel, excluding: send.requester.session, monotonicNow: monotonicNow)
         let pushes = pushEvents(for: stored, in: channel)
         if !pushes.isEmpty { effects.append(.push(pushes)) }
         return effects
+    }
+
+    /// A committed message (here or on another node) into the directory, and its
+    /// `message.new` for this node's member connections.
+    mutating func record(_ stored: Message, json: [UInt8], in channel: Channel, excluding: SessionID?,
+                         monotonicNow: Milliseconds) -> [EngineEffect] {
+        let relations = senderRelations(stored.senderID, in: channel)
+        directory.record(stored, hiddenFor: relations.listUnmoved)
+        // Open channels deliver at most N a second live; the rest is in history only (§6).
+        guard channel.kind != .open || openChannelRates?.admit(channel.id, now: monotonicNow) ?? true else {
+            counters.openChannelThrottled += 1
+            return []
+        }
+        let origin = MessageOrigin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map { number(for: $0) },
+                                   related: relations.related, kind: channel.kind, mode: settings.blockingMode)
+        let event = WireEncoding.event("message.new") { $0.raw(bytes: json) }
+        return [.publishMessage(stored.channelID, payload: event, origin: origin, excluding: excluding)]
     }
 
     /// Answers every retry that waited for the first send of the same `clientMessageId`.

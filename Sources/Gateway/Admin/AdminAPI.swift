@@ -1,4 +1,5 @@
 import ChatCore
+import EventLoop
 import WebSocket
 
 /// PROTOCOL.md §10: the app backend's API, `Authorization: Bearer <admin.apiKey>`.

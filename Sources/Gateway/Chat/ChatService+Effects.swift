@@ -10,15 +10,17 @@ extension ChatService {
             switch effect {
             case .persist(let write, let change):
                 store.enqueue(change) { [self] result in
-                    if case .failure(let error) = result {
-                        logger.error("store.error", metadata: ["error": "\(error)"])
+                    let settle: @Sendable (WriteOutcome) -> Void = { [self] outcome in
+                        inbox.async { [self] in run(engine.committed(write, outcome, monotonicNow: clock.monotonicNow())) }
                     }
-                    let outcome: WriteOutcome
                     switch result {
-                    case .success(let stored): outcome = .committed(stored)
-                    case .failure: outcome = .failed
+                    case .failure(let error):
+                        logger.error("store.error", metadata: ["error": "\(error)"])
+                        settle(.failed)
+                    case .success(let stored):
+                        // In a cluster the write takes effect here once the bus has ordered it.
+                        if let bus { bus.publish(change, result: stored) { settle(.committed(stored)) } } else { settle(.committed(stored)) }
                     }
-                    inbox.async { [self] in run(engine.committed(write, outcome, monotonicNow: clock.monotonicNow())) }
                 }
             case .reply(let requester, let answer):
                 deliver(answer, to: requester)
@@ -102,6 +104,36 @@ extension ChatService {
             }
         case .admin(let call):
             adminReplies.removeValue(forKey: call)?(answer)
+        }
+    }
+}
+
+// MARK: cluster
+
+extension ChatService {
+    /// Another node's committed write, off the bus (on the bus loop).
+    func busReceived(_ event: BusEvent) {
+        inbox.async { [self] in run(engine.replicated(event, monotonicNow: clock.monotonicNow())) }
+    }
+
+    /// The bus is back after an outage: every connection here hears which of its channels
+    /// may have missed live events (`session.resync`), and catches up from history.
+    func busResumed() {
+        inbox.async { [self] in
+            metrics.busResyncs.increment()
+            for user in sessions.keys {
+                let channels = directory.channelIDs(of: user).sorted()
+                guard !channels.isEmpty else { continue }
+                let payload = WireEncoding.event("session.resync") { w in
+                    w.beginObject()
+                    w.key("channelIds")
+                    w.beginArray()
+                    for channel in channels { w.string(channel) }
+                    w.endArray()
+                    w.endObject()
+                }
+                run([.publishToUsers([user], payload: payload, excluding: nil)])
+            }
         }
     }
 }

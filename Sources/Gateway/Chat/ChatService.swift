@@ -58,6 +58,8 @@ final class ChatService: @unchecked Sendable {
     var reportedCounters = MessageCounters()
     /// Indexed by loop index.
     private let shards: [HubShard]
+    /// Set in cluster mode (PROTOCOL.md §13): committed writes travel through it.
+    var bus: ClusterBus?
     /// The retry of failed background profile writes (ChatService+UserWrites).
     var userRetryScheduled = false
     var userRetryDelaySeconds: Double = 0

@@ -77,6 +77,8 @@ extension ConfigurationKey {
     static let shutdownDrainSeconds = ConfigurationKey("shutdown.drainSeconds", .integer)
     static let conformanceEcho = ConfigurationKey("conformance.echo", .boolean)
     static let metricsAPIKey = ConfigurationKey("metrics.apiKey", .string, isSecret: true)
+    static let clusterRedisURL = ConfigurationKey("cluster.redisUrl", .string)
+    static let clusterNodeID = ConfigurationKey("cluster.nodeId", .string)
 
     static let all: [ConfigurationKey] = [
         .serverHost, .serverPort, .serverAllowedOrigins, .serverEventLoops,
@@ -95,7 +97,7 @@ extension ConfigurationKey {
         .logLevel,
         .shutdownDrainSeconds,
         .conformanceEcho,
-        .metricsAPIKey,
+        .metricsAPIKey, .clusterRedisURL, .clusterNodeID,
     ]
 
     static let byPath: [String: ConfigurationKey] = Dictionary(

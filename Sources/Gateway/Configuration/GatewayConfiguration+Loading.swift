@@ -41,6 +41,8 @@ extension GatewayConfiguration {
         shutdown.drainSeconds = try sources.int(.shutdownDrainSeconds) ?? shutdown.drainSeconds
         conformance.echo = try sources.bool(.conformanceEcho) ?? conformance.echo
         metrics.apiKey = try sources.optionalString(.metricsAPIKey)
+        cluster.redisURL = try sources.optionalString(.clusterRedisURL)
+        cluster.nodeID = try sources.optionalString(.clusterNodeID)
     }
 
     private mutating func readNetwork(from sources: ConfigurationSources) throws(ConfigurationError) {

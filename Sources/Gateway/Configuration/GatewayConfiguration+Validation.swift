@@ -22,6 +22,11 @@ extension GatewayConfiguration {
                          "\(tls.ticketKeyRotationSeconds) is out of range 0...86400 (0 turns session tickets off)")
         try Self.require(shutdown.drainSeconds >= 0, .shutdownDrainSeconds, "\(shutdown.drainSeconds) must not be negative")
         try Self.require(!storage.dataDirectory.isEmpty, .storageDataDirectory, "must not be empty")
+        if let url = cluster.redisURL {
+            try Self.require(Cluster.redisAddress(url) != nil, .clusterRedisURL, "must look like redis://host:port (an IP address)")
+            try Self.require(storage.backend == .postgres, .clusterRedisURL,
+                             "needs storage.backend postgres: the nodes of a cluster share one database")
+        }
         if storage.backend == .postgres {
             try Self.require(!(storage.postgresURL ?? "").isEmpty, .storagePostgresURL,
                              "must be set with storage.backend postgres (postgres://user:password@host:port/database)")

@@ -16,6 +16,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var shutdown: Shutdown
     public var conformance: Conformance
     public var metrics: MetricsEndpoint
+    public var cluster = Cluster()
 
     public init(
         server: Server = Server(),
@@ -109,6 +110,31 @@ extension GatewayConfiguration {
 
         public init(apiKey: String = Admin.developmentKey) {
             self.apiKey = apiKey
+        }
+    }
+
+    /// Cluster mode (PROTOCOL.md §13): set `redisURL` and the node joins the others that
+    /// share its PostgreSQL database and this Redis.
+    public struct Cluster: Sendable, Equatable {
+        public var redisURL: String?
+        /// Names this node in logs, metrics and bus events; random per start when unset.
+        public var nodeID: String?
+
+        public init(redisURL: String? = nil, nodeID: String? = nil) {
+            self.redisURL = redisURL
+            self.nodeID = nodeID
+        }
+
+        /// `redis://host[:port]` → host and port (6379 by default); nil when it is not one.
+        public static func redisAddress(_ url: String) -> (host: String, port: Int)? {
+            guard url.hasPrefix("redis://") else { return nil }
+            var rest = url.dropFirst("redis://".count)
+            if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+            let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+            guard let host = parts.first, !host.isEmpty, parts.count <= 2 else { return nil }
+            guard parts.count == 2 else { return (String(host), 6379) }
+            guard let port = Int(parts[1]), (1...65535).contains(port) else { return nil }
+            return (String(host), port)
         }
     }
 

@@ -1,3 +1,4 @@
+import EventLoop
 import Logging
 import Synchronization
 
@@ -21,7 +22,7 @@ final class DependencyWatch: Sendable {
     /// Starts probing; the first verdict comes after the first probe (until then: ready).
     init(probes: [Probe], interval: Duration = .seconds(1), logger: Logger) {
         guard !probes.isEmpty else { return }
-        let started = Task { [verdict] in
+        let started = Task(executorPreference: DispatchTaskExecutor.shared) { [verdict] in
             while !Task.isCancelled {
                 var unreachable: [String] = []
                 for probe in probes where !(await probe.isReachable()) { unreachable.append(probe.name) }

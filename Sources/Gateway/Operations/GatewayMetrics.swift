@@ -30,6 +30,11 @@ final class GatewayMetrics: Sendable {
     let groupCommitBatchSize: CoreMetrics.Recorder
     let groupCommitLatency: CoreMetrics.Timer
     let fanOutLatency: CoreMetrics.Timer
+    /// Cluster bus (§13): this node's events published, other nodes' events received,
+    /// and `session.resync` rounds after a bus outage.
+    let busEventsOut: CoreMetrics.Counter
+    let busEventsIn: CoreMetrics.Counter
+    let busResyncs: CoreMetrics.Counter
 
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -67,6 +72,9 @@ final class GatewayMetrics: Sendable {
         groupCommitBatchSize = CoreMetrics.Recorder(label: "chat_group_commit_batch_size", factory: factory)
         groupCommitLatency = CoreMetrics.Timer(label: "chat_group_commit_duration_seconds", factory: factory)
         fanOutLatency = CoreMetrics.Timer(label: "chat_fanout_duration_seconds", factory: factory)
+        busEventsOut = CoreMetrics.Counter(label: "chat_bus_events_total", dimensions: [("direction", "out")], factory: factory)
+        busEventsIn = CoreMetrics.Counter(label: "chat_bus_events_total", dimensions: [("direction", "in")], factory: factory)
+        busResyncs = CoreMetrics.Counter(label: "chat_bus_resyncs_total", factory: factory)
         for outcome in ["accepted", "400", "401", "403", "404", "408", "426", "429", "431", "503"] {
             handshake(outcome, count: 0)
         }

@@ -3,20 +3,20 @@ import Foundation
 /// A redis-server process of the test's own on a free loopback port (no persistence),
 /// so a test can stop and restart it. Tests that need one are skipped when Debian's
 /// redis-server is not installed.
-final class RedisTestServer {
-    static let binary: String? = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+public final class RedisTestServer: @unchecked Sendable {
+    public static let binary: String? = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
-    static var isAvailable: Bool { binary != nil }
+    public static var isAvailable: Bool { binary != nil }
 
-    let port: Int
+    public let port: Int
     private var process: Process?
 
-    init(port: Int? = nil) throws {
+    public init(port: Int? = nil) throws {
         self.port = port ?? Self.freePort()
         try start()
     }
 
-    func start() throws {
+    public func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary ?? "/usr/bin/redis-server")
         process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -34,7 +34,7 @@ final class RedisTestServer {
     }
 
     /// SIGKILL, as a crash or a restart of the server looks to its clients.
-    func kill() {
+    public func kill() {
         guard let process else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -43,7 +43,7 @@ final class RedisTestServer {
 
     deinit { kill() }
 
-    static func freePort() -> Int {
+    public static func freePort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -58,7 +58,7 @@ final class RedisTestServer {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    static func accepts(port: Int) -> Bool {
+    public static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

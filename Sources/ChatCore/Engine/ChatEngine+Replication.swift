@@ -1,0 +1,42 @@
+extension ChatEngine {
+    /// A write another node committed (off the cluster bus, PROTOCOL.md §13): applied to
+    /// this node's state as if it had committed here, with the events this node's own
+    /// connections get. No reply (the committing node answered its requester) and no push
+    /// event (the committing node emits those, once per offline member and message).
+    public mutating func replicated(_ event: BusEvent, monotonicNow: Milliseconds) -> [EngineEffect] {
+        switch event.write {
+        case .insertMessage:
+            guard case .message(let stored) = event.result, let channel = directory.channels[stored.channelID] else { return [] }
+            counters.stored += 1
+            return record(stored, json: Self.encode(stored), in: channel, excluding: nil, monotonicNow: monotonicNow)
+        case .setBlock(let blocker, let blocked, let isBlocked, _):
+            if isBlocked {
+                directory.blocks.block(blocker, blocked)
+            } else {
+                directory.blocks.unblock(blocker, blocked)
+            }
+            return [
+                .setBlock(blocker: blocker, blocked: blocked, isBlocked: isBlocked),
+                .publishToUsers([blocker], payload: Self.blockEvent(blocked, isBlocked: isBlocked), excluding: nil),
+            ]
+        case .createChannel(let channel), .updateChannel(let channel):
+            let before = Set(directory.channels[channel.id]?.members ?? [])
+            let after = Set(channel.members)
+            directory.install(channel)
+            var effects: [EngineEffect] = []
+            let added = channel.members.filter { !before.contains($0) }
+            let removed = before.subtracting(after).sorted()
+            if !added.isEmpty { effects.append(.addToChannel(added, channel.id)) }
+            if !removed.isEmpty { effects.append(.removeFromChannel(removed, channel.id)) }
+            return effects + announce(channel, excluding: nil)
+        case .upsertUser(let user):
+            directory.upsert(user)
+            return []
+        case .setUserDeactivated(let id, let deactivated):
+            guard var user = directory.users[id] else { return [] }
+            user.deactivated = deactivated
+            directory.upsert(user)
+            return deactivated ? [.closeSessions(of: id, .deactivated)] : []
+        }
+    }
+}

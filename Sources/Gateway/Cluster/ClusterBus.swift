@@ -1,0 +1,210 @@
+import ChatCore
+import Dispatch
+import EventLoop
+import Logging
+import Redis
+import Synchronization
+
+/// The cluster bus on Redis (PROTOCOL.md §13): every node PUBLISHes the writes it
+/// committed to one Redis channel and SUBSCRIBEs to it. Redis hands each subscriber
+/// the messages in the order it executed the PUBLISHes, so every node sees every
+/// event — its own included — in one order.
+///
+/// A node's own event is "ordered" once it comes back on its subscription: only then
+/// does `published`'s `ordered` run (the driver answers the requester and applies the
+/// write there), so a reply follows everything the bus carried before it — a block's
+/// reply follows the block on every node, and a message sent after it is filtered by
+/// it everywhere. When the bus cannot carry an event (no connection, a failed PUBLISH,
+/// the subscription lost before the echo), `ordered` runs at once: the write committed
+/// and this node's own connections are served; `resumed` then asks the driver to send
+/// `session.resync` once the subscription is back.
+///
+/// Two connections (a subscribed one takes no other command), both on one of the
+/// gateway's event loops; everything here runs on that loop. Reconnects with backoff.
+final class ClusterBus: @unchecked Sendable {
+    static let channel = "chat:bus"
+
+    let nodeID: String
+    let loop: EventLoop
+    private let host: String
+    private let port: Int
+    private let logger: Logger
+    private let metrics: GatewayMetrics
+    /// Another node's event, in bus order (called on the loop).
+    private let received: @Sendable (BusEvent) -> Void
+    /// The subscription is back after it was lost (called on the loop).
+    private let resumed: @Sendable () -> Void
+
+    private var publisher: RedisConnection?
+    private var subscriber: RedisConnection?
+    private var subscribed = false
+    private var lostSince: Bool = false
+    private var publisherRetry = 0.05
+    private var subscriberRetry = 0.05
+    private var lastNumber: UInt64 = 0
+    /// This node's events published and not yet back on the subscription, by number.
+    private var awaitingEcho: [UInt64: @Sendable () -> Void] = [:]
+    private var stopped = false
+    private let reachable = Atomic<Bool>(false)
+
+    init(host: String, port: Int, nodeID: String, loop: EventLoop, logger: Logger, metrics: GatewayMetrics,
+         received: @escaping @Sendable (BusEvent) -> Void, resumed: @escaping @Sendable () -> Void) {
+        self.host = host
+        self.port = port
+        self.nodeID = nodeID
+        self.loop = loop
+        self.logger = logger
+        self.metrics = metrics
+        self.received = received
+        self.resumed = resumed
+    }
+
+    func start() {
+        loop.execute { [self] in
+            connectPublisher()
+            connectSubscriber()
+        }
+    }
+
+    func stop() {
+        loop.execute { [self] in
+            stopped = true
+            publisher?.close()
+            subscriber?.close()
+            releaseAwaiting()
+        }
+    }
+
+    /// Both connections up and subscribed (`/readyz`).
+    var isReachable: Bool { reachable.load(ordering: .relaxed) }
+
+    /// Publishes `write` (committed, with the store's `result`); `ordered` runs on the loop
+    /// once the event is back on this node's subscription, or at once when the bus cannot
+    /// carry it.
+    func publish(_ write: StoreWrite, result: StoreWriteResult, ordered: @escaping @Sendable () -> Void) {
+        loop.execute { [self] in
+            guard let publisher, publisher.isConnected, subscribed else {
+                noteMissed()
+                ordered()
+                return
+            }
+            lastNumber += 1
+            let number = lastNumber
+            let payload = BusEvent(node: nodeID, number: number, write: write, result: result).encoded()
+            awaitingEcho[number] = ordered
+            metrics.busEventsOut.increment()
+            publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
+                guard reply.isFailure, let waiting = awaitingEcho.removeValue(forKey: number) else { return }
+                noteMissed()
+                waiting()
+            }
+        }
+    }
+
+    // MARK: connections
+
+    private func connectPublisher() {
+        guard !stopped else { return }
+        publisher = RedisConnection(host: host, port: port, loop: loop, connected: { [self] failure in
+            if let failure {
+                publisher = nil
+                retry(publisher: true, failure)
+            } else {
+                publisherRetry = 0.05
+                updateReachable()
+            }
+        }, closed: { [self] reason in
+            publisher = nil
+            updateReachable()
+            retry(publisher: true, reason ?? "closed")
+        })
+    }
+
+    private func connectSubscriber() {
+        guard !stopped else { return }
+        subscriber = RedisConnection(host: host, port: port, loop: loop, connected: { [self] failure in
+            if let failure {
+                subscriber = nil
+                retry(publisher: false, failure)
+                return
+            }
+            subscriberRetry = 0.05
+            subscriber?.subscribe([Self.channel]) { [self] reply in handleSubscription(reply) }
+        }, closed: { [self] reason in
+            subscriber = nil
+            subscriptionLost()
+            retry(publisher: false, reason ?? "closed")
+        })
+    }
+
+    private func handleSubscription(_ reply: RedisReply) {
+        switch reply {
+        case .array(let parts) where parts.count == 3 && parts[0].text == "message":
+            guard case .string(let payload) = parts[2] else { return }
+            metrics.busEventsIn.increment()
+            let event: BusEvent
+            do {
+                event = try BusEvent.decode(payload)
+            } catch {
+                logger.warning("bus.bad_event", metadata: ["error": "\(error)"])
+                return
+            }
+            if event.node == nodeID {
+                awaitingEcho.removeValue(forKey: event.number)?()
+            } else {
+                received(event)
+            }
+        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe":
+            subscribed = true
+            updateReachable()
+            if lostSince {
+                lostSince = false
+                logger.notice("bus.resumed", metadata: ["node": "\(nodeID)"])
+                resumed()
+            }
+        case .disconnected:
+            subscriptionLost()
+        default:
+            break
+        }
+    }
+
+    private func subscriptionLost() {
+        if subscribed { logger.error("bus.subscription_lost", metadata: ["node": "\(nodeID)"]) }
+        subscribed = false
+        updateReachable()
+        releaseAwaiting()
+    }
+
+    /// The events waiting for their echo will not get it: serve them here now.
+    private func releaseAwaiting() {
+        guard !awaitingEcho.isEmpty else { return }
+        noteMissed()
+        let waiting = awaitingEcho.sorted { $0.key < $1.key }.map(\.value)
+        awaitingEcho.removeAll()
+        for ordered in waiting { ordered() }
+    }
+
+    /// Live events may have been missed: once the subscription is back, clients resync.
+    private func noteMissed() {
+        lostSince = true
+    }
+
+    private func retry(publisher isPublisher: Bool, _ reason: String) {
+        guard !stopped else { return }
+        noteMissed()
+        let delay = isPublisher ? publisherRetry : subscriberRetry
+        if isPublisher { publisherRetry = min(publisherRetry * 2, 2) } else { subscriberRetry = min(subscriberRetry * 2, 2) }
+        logger.warning("bus.reconnect", metadata: [
+            "connection": "\(isPublisher ? "publish" : "subscribe")", "reason": "\(reason)",
+            "retryMs": "\(Int(delay * 1000))",
+        ])
+        loop.queue.asyncAfter(deadline: .now() + delay) { [self] in
+            if isPublisher { connectPublisher() } else { connectSubscriber() }
+        }
+    }
+
+    private func updateReachable() {
+        reachable.store(subscribed && publisher?.isConnected == true, ordering: .relaxed)
+    }
+}
