@@ -126,4 +126,32 @@ struct ClusterTests {
         #expect(seqs.sorted() == Array(1...30))
         await cluster.database.drop()
     }
+
+    /// PROTOCOL.md §13: while Redis is down each node serves its own connections (a send
+    /// is stored and answered), `/readyz` says so, and once the bus is back every
+    /// connection gets `session.resync` for its channels and catches up from history.
+    @Test func aBusOutageEndsInSessionResync() async throws {
+        let cluster = try await cluster(nodes: 2)
+        let alice = try await cluster.nodes[0].connect("alice")
+        let bob = try await cluster.nodes[1].connect("bob")
+        let channelID = try await group(by: alice, with: ["bob"])
+        _ = try bob.nextEvent("channel.updated")
+        cluster.redis.kill()
+        let node = cluster.nodes[0]
+        try await eventually("readyz names redis") { node.server.router.dependencies?.unreachable == ["redis"] }
+        let sent = try bob.send(channelID, "during the outage")
+        #expect(sent["seq"] as? Int == 1)
+        try cluster.redis.start()
+        for client in [alice, bob] {
+            let resync = try client.nextEvent("session.resync")
+            #expect((resync["data"] as? [String: Any])?["channelIds"] as? [String] == [channelID])
+        }
+        let history = try alice.ok("message.history", ["channelId": channelID, "afterSeq": 0])
+        let texts = (history["messages"] as? [[String: Any]] ?? []).map { $0["text"] as? String }
+        #expect(texts == ["during the outage"])
+        try await eventually("readyz ready again") { node.server.router.dependencies?.unreachable == [] }
+        #expect(try alice.send(channelID, "after")["seq"] as? Int == 2)
+        #expect(((try bob.nextEvent("message.new"))["data"] as? [String: Any])?["text"] as? String == "after")
+        await cluster.database.drop()
+    }
 }
