@@ -2,8 +2,9 @@ import ArgumentParser
 
 /// Where the gateway is and how to reach it: shared by every scenario.
 struct GatewayOptions: ParsableArguments {
-    @Option(help: "Gateway WebSocket URL, ws://HOST:PORT or wss://HOST:PORT.")
-    var url: String
+    @Option(help: ArgumentHelp("Gateway WebSocket URL, ws://HOST:PORT or wss://HOST:PORT; repeat it for the nodes of a cluster.",
+                               discussion: "Member connections go to the nodes round-robin (member i to URL i mod N); the admin API and everything else use the first."))
+    var url: [String]
 
     @Option(name: .customLong("admin-key"), help: "The gateway's admin.apiKey.")
     var adminKey: String
@@ -24,6 +25,7 @@ struct GatewayOptions: ParsableArguments {
     var adminConcurrency = 16
 
     func validate() throws {
+        guard !url.isEmpty else { throw ValidationError("--url is required") }
         guard (1...64).contains(loops) else { throw ValidationError("--loops must be 1…64") }
         guard adminConcurrency >= 1 else { throw ValidationError("--admin-concurrency must be positive") }
     }

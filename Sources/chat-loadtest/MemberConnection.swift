@@ -46,7 +46,8 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
         phase = .connecting
         startedAt = MonotonicClock.now()
         do {
-            connection = try SocketConnection.connect(host: plan.address.host, port: plan.address.port,
+            let address = plan.address(of: index)
+            connection = try SocketConnection.connect(host: address.host, port: address.port,
                                                       loop: recorder.loop, tls: plan.tls, handler: self)
         } catch {
             phase = .closed
@@ -57,7 +58,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     // MARK: ConnectionHandler
 
     func connectionDidConnect(_ connection: SocketConnection) {
-        let handshake = recorder.plan.address.upgrade(token: token, deflate: recorder.plan.deflate)
+        let handshake = recorder.plan.address(of: index).upgrade(token: token, deflate: recorder.plan.deflate)
         upgrade = handshake
         phase = .upgrading
         connection.write(handshake.request)

@@ -80,7 +80,7 @@ struct RoomCommand: ParsableCommand {
             }
         }
         guard stalledMembers >= 0 else { throw ValidationError("--stalled-members must be ≥ 0") }
-        if stalledMembers > 0 && (gateway.tls || gateway.url.hasPrefix("wss://")) {
+        if stalledMembers > 0 && (gateway.tls || gateway.url.contains { $0.hasPrefix("wss://") }) {
             throw ValidationError("--stalled-members works over plain ws only")
         }
     }

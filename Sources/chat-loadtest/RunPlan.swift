@@ -6,7 +6,8 @@ import EventLoop
 /// (`room`: one channel of everyone; `rooms`: many small ones); publishers are the
 /// members below `publishers`.
 struct RunPlan: Sendable {
-    var address: GatewayAddress
+    /// The nodes member connections go to, round-robin by member index.
+    var addresses: [GatewayAddress]
     var tls: TLSContext?
     var channelIDs: [String]
     var groupSize: Int
@@ -17,6 +18,8 @@ struct RunPlan: Sendable {
     var deflate = false
 
     func channelID(of member: Int) -> String { channelIDs[member / groupSize] }
+
+    func address(of member: Int) -> GatewayAddress { addresses[member % addresses.count] }
 
     /// Senders a member can hear from: the publishers of its own channel.
     var sendersPerChannel: Int { min(publishers, groupSize) }

@@ -6,7 +6,10 @@ import Glibc
 /// What every traffic scenario starts from: the gateway's address, the tool's
 /// loops, an admin client, and the provisioning step with its timing.
 struct ScenarioSetup {
+    /// The first `--url`: the admin API and single-node scenarios.
     let address: GatewayAddress
+    /// Every `--url`: member connections go round-robin.
+    let addresses: [GatewayAddress]
     let tls: TLSContext?
     let group: EventLoopGroup
     let admin: AdminClient
@@ -14,8 +17,9 @@ struct ScenarioSetup {
 
     init(gateway: GatewayOptions) throws {
         deflate = gateway.deflate
-        address = try GatewayAddress(url: gateway.url, forceTLS: gateway.tls)
-        tls = address.tls ? try TLSContext.insecureClient() : nil
+        addresses = try gateway.url.map { try GatewayAddress(url: $0, forceTLS: gateway.tls) }
+        address = addresses[0]  // validate() requires one
+        tls = addresses.contains(where: \.tls) ? try TLSContext.insecureClient() : nil
         group = EventLoopGroup(count: gateway.loops)
         admin = AdminClient(address: address, apiKey: gateway.adminKey, tls: tls, group: group, concurrency: gateway.adminConcurrency)
     }
@@ -47,13 +51,13 @@ struct ScenarioSetup {
             scenario: scenario, members: tokens.count, channels: 1, publishers: 0, rate: 0, duration: hold, warmup: 0,
             textSize: 0, blockEach: 0, window: 1, drain: 0, connectRate: connectRate, connectTimeout: connectTimeout,
             loops: group.loops.count)
-        let plan = RunPlan(address: address, tls: tls, channelIDs: [], groupSize: tokens.count, members: tokens.count,
+        let plan = RunPlan(addresses: addresses, tls: tls, channelIDs: [], groupSize: tokens.count, members: tokens.count,
                            publishers: 0, textSize: 0, deflate: deflate)
         return RoomRun(settings: settings, plan: plan, tokens: tokens, group: group).runIdle(hold: hold, atEnd: atEnd)
     }
 
     func plan(for room: RoomProvisioner.Room, _ settings: RunSettings) -> RunPlan {
-        RunPlan(address: address, tls: tls, channelIDs: room.channelIDs, groupSize: settings.members / settings.channels,
+        RunPlan(addresses: addresses, tls: tls, channelIDs: room.channelIDs, groupSize: settings.members / settings.channels,
                 members: settings.members, publishers: settings.publishers, textSize: settings.textSize, deflate: deflate)
     }
 }
