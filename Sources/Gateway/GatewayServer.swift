@@ -87,8 +87,10 @@ public final class GatewayServer: @unchecked Sendable {
         case .file(let path): push = try JSONLinesPushSink(path: path, metrics: metrics)
         case .webhook(let url): push = WebhookPushSink(url: url, logger: logger, metrics: metrics)
         }
+        var serviceSettings = chat.service
+        serviceSettings.sharedUserRate = chat.redisURL != nil
         let service = try ChatService(store: store, push: push, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
-                                      settings: chat.service, loops: server.group.loops, logger: logger, metrics: metrics)
+                                      settings: serviceSettings, loops: server.group.loops, logger: logger, metrics: metrics)
         server.store = store
         if let url = chat.redisURL, let address = GatewayConfiguration.Cluster.redisAddress(url),
            let loop = server.group.loops.first {

@@ -157,6 +157,36 @@ struct ChatEngineMessageTests {
         #expect(engine.counters.rateLimited == 2)
     }
 
+    @Test("a shared rate (cluster): the send asks takeRate; limited answers ERR_RATE_LIMITED with its wait, admitted stores, no answer falls back to this node's limiter")
+    func sharedRate() {
+        var directory = ChatDirectory()
+        for user in ["s", "r"] { directory.upsert(User(id: user, createdAt: 1)) }
+        var engine = ChatEngine(directory: directory, settings: ChatEngine.Settings(userMessagesPerSecond: 5, userMessageBurst: 1,
+                                                                                    sharedUserRate: true))
+        _ = engine.settle(engine.changeChannel(.create(type: .group, userIDs: ["r"], name: nil, distinct: false, pushFromBlockedUsers: nil),
+                                               by: "s", for: Self.sender, now: 1), .committed(.done))
+        let channel = engine.directory.channelIDs(of: "s").first ?? ""
+        func send() -> WriteID? {
+            let asked = engine.sendMessage(channel, text: "m", dataJSON: nil, clientMessageID: nil, from: "s", device: nil,
+                                           for: Self.sender, now: 1_000, monotonicNow: 7)
+            guard case .takeRate(let check, "s", 5, 1, 1_000)? = asked.first, asked.count == 1 else {
+                Issue.record("no takeRate: \(asked)")
+                return nil
+            }
+            return check
+        }
+        guard let first = send(), let second = send(), let third = send(), let fourth = send() else { return }
+        let limited = engine.rateTaken(first, .limited(retryAfterMs: 123), now: 1_000, monotonicNow: 7)
+        #expect(limited.persisted.isEmpty)
+        #expect(limited.replies.first?.reply.errorCode == .rateLimited)
+        if case .failure(let error)? = limited.replies.first?.reply { #expect(error.retryAfterMs == 123) }
+        #expect(engine.rateTaken(second, .admitted, now: 1_000, monotonicNow: 7).persisted.count == 1)
+        // Redis could not answer: this node's own bucket (burst 1) decides, once, then limits.
+        #expect(engine.rateTaken(third, nil, now: 1_000, monotonicNow: 7).persisted.count == 1)
+        #expect(engine.rateTaken(fourth, nil, now: 1_000, monotonicNow: 7).replies.first?.reply.errorCode == .rateLimited)
+        #expect(engine.rateTaken(fourth, .admitted, now: 1_000, monotonicNow: 7).isEmpty, "answered once")
+    }
+
     @Test("message.history: a batch a block filters short is read on; a failed read answers ERR_INTERNAL")
     func historyThroughReads() {
         var (engine, channel) = Self.setUp(.group, .standard, .recipientBlockedSender)

@@ -20,7 +20,9 @@ struct ClusterTests {
         }
     }
 
-    private func cluster(nodes count: Int = 3) async throws -> Cluster {
+    private func cluster(nodes count: Int = 3, configure: @escaping (inout ChatSettings) -> Void = { _ in })
+        async throws -> Cluster
+    {
         let database = try await PostgresTestDatabase.make()
         let redis = try RedisTestServer()
         var nodes: [TestGateway] = []
@@ -29,8 +31,12 @@ struct ClusterTests {
                 chat.postgresURL = database.url
                 chat.redisURL = "redis://127.0.0.1:\(redis.port)"
                 chat.nodeID = "node-\(n)"
+                configure(&chat)
             })
         }
+        // One wall clock for all nodes, as on machines kept in time by NTP.
+        let latest = nodes.map { $0.clock.now() }.max() ?? 0
+        for node in nodes { node.clock.advance(by: latest - node.clock.now()) }
         for node in nodes {
             try await eventually("node's bus up") { node.server.router.chat?.bus?.isReachable == true }
         }
@@ -152,6 +158,45 @@ struct ClusterTests {
         try await eventually("readyz ready again") { node.server.router.dependencies?.unreachable == [] }
         #expect(try alice.send(channelID, "after")["seq"] as? Int == 2)
         #expect(((try bob.nextEvent("message.new"))["data"] as? [String: Any])?["text"] as? String == "after")
+        await cluster.database.drop()
+    }
+
+    /// PROTOCOL.md §6 across nodes: one user on three nodes fires 30 sends at once and gets
+    /// exactly `userMessageBurst` (5) `ok`; the others are ERR_RATE_LIMITED with the wait
+    /// until the shared bucket has a token again (one interval, 200 ms, on the stopped clocks).
+    @Test func theMessageRateCountsEveryNode() async throws {
+        let cluster = try await cluster { chat in
+            chat.service.userMessagesPerSecond = 5
+            chat.service.userMessageBurst = 5
+        }
+        let devices = [try await cluster.nodes[0].connect("alice", query: "&device=a"),
+                       try await cluster.nodes[1].connect("alice", query: "&device=b"),
+                       try await cluster.nodes[2].connect("alice", query: "&device=c")]
+        _ = try await cluster.nodes[0].connect("bob")
+        let channelID = try await group(by: devices[0], with: ["bob"])
+        var fired: [[Int]] = [[], [], []]
+        for round in 0..<10 {
+            for (index, device) in devices.enumerated() {
+                fired[index].append(try device.fire("message.send", ["channelId": channelID, "text": "m\(index)-\(round)"]))
+            }
+        }
+        var ok = 0
+        var retries: [Int] = []
+        for (index, device) in devices.enumerated() {
+            let replies = try device.replies(count: fired[index].count)
+            for id in fired[index] {
+                let reply = try #require(replies[id])
+                if reply["type"] as? String == "ok" {
+                    ok += 1
+                } else {
+                    let error = reply["error"] as? [String: Any]
+                    #expect(error?["code"] as? String == "ERR_RATE_LIMITED")
+                    retries.append(error?["retryAfterMs"] as? Int ?? -1)
+                }
+            }
+        }
+        #expect(ok == 5)
+        #expect(retries.count == 25 && retries.allSatisfy { $0 == 200 }, "\(retries)")
         await cluster.database.drop()
     }
 }

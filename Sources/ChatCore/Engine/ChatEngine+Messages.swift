@@ -100,10 +100,30 @@ extension ChatEngine {
     }
 
     private mutating func store(_ send: MessageSend, now: Milliseconds, monotonicNow: Milliseconds) -> [EngineEffect] {
+        if settings.sharedUserRate, let limiter = userMessageRates {
+            let check = nextWriteID()
+            rateChecks[check] = send
+            return [.takeRate(check, user: send.sender, ratePerSecond: limiter.ratePerSecond, burst: limiter.burst, now: now)]
+        }
+        let sender = number(for: send.sender)
+        return store(send, rate: userMessageRates?.take(sender, now: monotonicNow), now: now)
+    }
+
+    /// The shared limiter's answer to `takeRate`; nil when it could not answer (this node's
+    /// own limiter decides then).
+    public mutating func rateTaken(_ check: WriteID, _ decision: TokenBucketLimiter<UserNumber>.Decision?, now: Milliseconds,
+                                   monotonicNow: Milliseconds) -> [EngineEffect] {
+        guard let send = rateChecks.removeValue(forKey: check) else { return [] }
+        let sender = number(for: send.sender)
+        let decided = decision ?? userMessageRates?.take(sender, now: monotonicNow)
+        return store(send, rate: decided, now: now)
+    }
+
+    private mutating func store(_ send: MessageSend, rate: TokenBucketLimiter<UserNumber>.Decision?,
+                                now: Milliseconds) -> [EngineEffect] {
         let key = send.clientMessageID.map { ClientMessageKey(sender: send.sender, clientMessageID: $0) }
         var effects: [EngineEffect] = []
-        let senderNumber = number(for: send.sender)
-        if case .limited(let retryAfterMs)? = userMessageRates?.take(senderNumber, now: monotonicNow) {
+        if case .limited(let retryAfterMs)? = rate {
             counters.rateLimited += 1
             // One line when a user starts hitting the limit, not one per rejected send.
             if limitedUsers.insert(send.sender).inserted {

@@ -18,10 +18,14 @@ public struct ChatEngine: Sendable {
         public var userMessageBurst = 5
         /// Live deliveries per open channel; 0 turns the throttle off.
         public var openChannelMessagesPerSecond = 0
+        /// The per-user rate is kept outside, shared by every node (cluster mode): a send asks
+        /// with `takeRate` and continues with `rateTaken`. This node's own limiter answers
+        /// only while the shared one cannot.
+        public var sharedUserRate = false
 
         public init(blockingMode: DeliveryPolicy.Mode = .standard, revealBlockedBy: Bool = false,
                     excludeFromInvitations: Bool = false, maxTextLength: Int = 5000, userMessagesPerSecond: Int = 0,
-                    userMessageBurst: Int = 5, openChannelMessagesPerSecond: Int = 0) {
+                    userMessageBurst: Int = 5, openChannelMessagesPerSecond: Int = 0, sharedUserRate: Bool = false) {
             self.blockingMode = blockingMode
             self.revealBlockedBy = revealBlockedBy
             self.excludeFromInvitations = excludeFromInvitations
@@ -29,6 +33,7 @@ public struct ChatEngine: Sendable {
             self.userMessagesPerSecond = userMessagesPerSecond
             self.userMessageBurst = userMessageBurst
             self.openChannelMessagesPerSecond = openChannelMessagesPerSecond
+            self.sharedUserRate = sharedUserRate
         }
     }
 
@@ -73,6 +78,8 @@ public struct ChatEngine: Sendable {
     var openChannelRates: SlidingWindowLimiter<ChannelID>?
     /// Users whose last send was refused (their next refusal is not logged again).
     var limitedUsers: Set<UserID> = []
+    /// Sends waiting for the shared limiter's answer, by check.
+    var rateChecks: [WriteID: MessageSend] = [:]
     var relationsCache = SenderRelationsCache()
     var userNumbers: [UserID: UserNumber] = [:]
     /// `message.history` pages being read, by read.

@@ -65,6 +65,9 @@ public enum EngineEffect: Sendable, Equatable {
     /// Read a channel's messages for a viewer (ascending seq, as `Store.history`); answer
     /// with `ChatEngine.historyRead(_:_:)`.
     case readHistory(WriteID, channel: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int)
+    /// Take one token of `user`'s §6 rate from the limiter all nodes share; answer with
+    /// `rateTaken`. `now` is wall-clock milliseconds (the nodes' common scale).
+    case takeRate(WriteID, user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds)
     /// Fan a `message.new` (its JSON text) out to the channel's live sessions but
     /// `excluding`, each checked against `origin` (§5).
     case publishMessage(ChannelID, payload: [UInt8], origin: MessageOrigin, excluding: SessionID?)

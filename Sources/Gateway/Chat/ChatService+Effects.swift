@@ -37,6 +37,13 @@ extension ChatService {
                 closeSessions(of: user, code: .userDeactivated, reason: "user deactivated")
             case .userWritesFailed(let waiting):
                 scheduleUserRetry(waiting: waiting)
+            case .takeRate(let check, let user, let rate, let burst, let now):
+                let answer: @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void = { [self] decision in
+                    inbox.async { [self] in
+                        run(engine.rateTaken(check, decision, now: clock.now(), monotonicNow: clock.monotonicNow()))
+                    }
+                }
+                if let bus { bus.takeRate(user: user, ratePerSecond: rate, burst: burst, now: now, decided: answer) } else { answer(nil) }
             case .lookUpClientMessage(let lookup, let sender, let clientMessageID):
                 store.message(sender: sender, clientMessageID: clientMessageID) { [self] result in
                     let found: ClientMessageLookup

@@ -25,6 +25,8 @@ final class ChatService: @unchecked Sendable {
         /// Live deliveries per open channel; 0 turns the throttle off.
         var openChannelMessagesPerSecond = 5
         var allowedOrigins: [String] = []
+        /// Cluster mode: the per-user rate is counted in Redis, across nodes.
+        var sharedUserRate = false
     }
 
     let queue = DispatchQueue(label: "chat-gateway.core")
@@ -78,7 +80,7 @@ final class ChatService: @unchecked Sendable {
             blockingMode: settings.blockingMode, revealBlockedBy: settings.revealBlockedBy,
             excludeFromInvitations: settings.excludeFromInvitations, maxTextLength: settings.maxTextLength,
             userMessagesPerSecond: settings.userMessagesPerSecond, userMessageBurst: settings.userMessageBurst,
-            openChannelMessagesPerSecond: settings.openChannelMessagesPerSecond))
+            openChannelMessagesPerSecond: settings.openChannelMessagesPerSecond, sharedUserRate: settings.sharedUserRate))
         shards = loops.sorted { $0.index < $1.index }.map { HubShard(loop: $0, metrics: metrics) }
         nextSlot = Array(repeating: 0, count: shards.count)
         freeSlots = Array(repeating: [], count: shards.count)

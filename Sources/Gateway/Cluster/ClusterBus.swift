@@ -101,6 +101,49 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
+    // MARK: shared limits
+
+    /// GCRA, as `TokenBucketLimiter` keeps it, on Redis: per user only the time (µs) at which
+    /// its bucket is full again. One round trip, atomic across nodes. Returns
+    /// `{1, 0}` (admitted) or `{0, retryAfterMs}`.
+    static let takeRateScript = """
+        local now = tonumber(ARGV[1])
+        local interval = tonumber(ARGV[2])
+        local tolerance = tonumber(ARGV[3])
+        local full = tonumber(redis.call('GET', KEYS[1]) or '0')
+        if full < now then full = now end
+        local ahead = full - now
+        if ahead > tolerance then
+          return {0, math.ceil((ahead - tolerance) / 1000)}
+        end
+        local nextFull = full + interval
+        redis.call('SET', KEYS[1], string.format('%.0f', nextFull), 'PX', math.ceil((nextFull - now) / 1000) + 1)
+        return {1, 0}
+        """
+
+    /// Takes one token of `user`'s message rate (PROTOCOL.md §6) from the bucket every node
+    /// shares; `decided` gets nil when Redis cannot answer. `now` in wall-clock ms.
+    func takeRate(user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds,
+                  decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
+        loop.execute { [self] in
+            guard let publisher, publisher.isConnected, ratePerSecond > 0 else {
+                decided(nil)
+                return
+            }
+            let interval = 1_000_000 / Int64(ratePerSecond)
+            let tolerance = Int64(max(0, burst - 1)) * interval
+            publisher.send(["EVAL", Self.takeRateScript, "1", "chat:rate:" + user, "\(now * 1000)", "\(interval)",
+                            "\(tolerance)"]) { reply in
+                guard case .array(let parts) = reply, parts.count == 2,
+                      case .integer(let admitted) = parts[0], case .integer(let retryAfterMs) = parts[1] else {
+                    decided(nil)
+                    return
+                }
+                decided(admitted == 1 ? .admitted : .limited(retryAfterMs: retryAfterMs))
+            }
+        }
+    }
+
     // MARK: connections
 
     private func connectPublisher() {
