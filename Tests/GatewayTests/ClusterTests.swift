@@ -199,4 +199,28 @@ struct ClusterTests {
         #expect(retries.count == 25 && retries.allSatisfy { $0 == 200 }, "\(retries)")
         await cluster.database.drop()
     }
+
+    /// PROTOCOL.md §6 across nodes: 30 live connections of one user spread over three
+    /// nodes, and the 31st gets 429 on any node; closing one makes room on another.
+    @Test func theConnectionCapCountsEveryNode() async throws {
+        let cluster = try await cluster()
+        var connections: [ChatClient] = []
+        for index in 0..<30 {
+            connections.append(try await cluster.nodes[index % 3].connect("alice", query: "&device=d\(index)"))
+        }
+        for node in cluster.nodes {
+            let token = try await node.token(for: "alice")
+            #expect(try await node.upgrade(path: "/v1/ws?token=\(token)").response.status == 429)
+        }
+        _ = try await cluster.nodes[2].connect("bob")
+        connections.removeFirst().connection.dropConnection()  // a node-1 connection
+        let token = try await cluster.nodes[2].token(for: "alice")
+        var admitted = false
+        for _ in 0..<100 where !admitted {
+            admitted = try await cluster.nodes[2].upgrade(path: "/v1/ws?token=\(token)").response.status == 101
+            if !admitted { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(admitted)
+        await cluster.database.drop()
+    }
 }

@@ -1,4 +1,5 @@
 import ChatCore
+import Dispatch
 import EventLoop
 import WebSocket
 
@@ -37,9 +38,52 @@ extension ChatService {
                 case .failure(let error):
                     completion(Self.reject(401, error))
                 case .success(let identity):
-                    completion(register(identity, device: device, hideBlocked: hideBlocked, loop: loop))
+                    guard let bus else {
+                        completion(register(identity, device: device, hideBlocked: hideBlocked, loop: loop))
+                        return
+                    }
+                    admitAcrossNodes(identity, bus: bus) { [self] entry in
+                        let verdict = register(identity, device: device, hideBlocked: hideBlocked, loop: loop)
+                        if case .accept(let record) = verdict, let entry {
+                            connectionEntries[record.id] = (identity.userID, entry)
+                        } else if let entry {
+                            bus.releaseConnection(user: identity.userID, entry: entry)
+                        }
+                        completion(verdict)
+                    } refused: { [self] in
+                        completion(Self.reject(429, ChatError(.forbidden,
+                            "user already holds \(settings.maxConnectionsPerUser) live connections across the cluster")))
+                    }
                 }
             }
+        }
+    }
+
+    /// Cluster mode: the connection cap counts every node (PROTOCOL.md §6, §13). `admitted`
+    /// gets the connection's entry (nil when Redis could not answer: this node's own count
+    /// decides alone); both run on the core queue.
+    private func admitAcrossNodes(_ identity: VerifiedToken, bus: ClusterBus,
+                                  admitted: @escaping @Sendable (String?) -> Void, refused: @escaping @Sendable () -> Void) {
+        lastConnectionEntry &+= 1
+        let entry = bus.nodeID + ":" + String(lastConnectionEntry)
+        bus.admitConnection(user: identity.userID, entry: entry, cap: settings.maxConnectionsPerUser, now: clock.now()) {
+            [self] decision in
+            inbox.async {
+                switch decision {
+                case true?: admitted(entry)
+                case false?: refused()
+                case nil: admitted(nil)
+                }
+            }
+        }
+    }
+
+    /// Cluster mode: keeps this node's connection entries from expiring, every 5 s.
+    func scheduleConnectionRefresh() {
+        queue.asyncAfter(deadline: .now() + .seconds(5)) { [weak self] in
+            guard let self, let bus else { return }
+            bus.refreshConnections(Array(connectionEntries.values), now: clock.now())
+            scheduleConnectionRefresh()
         }
     }
 
@@ -88,6 +132,9 @@ extension ChatService {
         inbox.async { [self] in
             // The loop unregistered the session before this ran: its slot is free for reuse.
             freeSlots[record.loopIndex].append(SessionAddress(record.id).slot)
+            if let (user, entry) = connectionEntries.removeValue(forKey: record.id) {
+                bus?.releaseConnection(user: user, entry: entry)
+            }
             sessions[record.userID]?.removeAll { $0.id == record.id }
             if sessions[record.userID]?.isEmpty == true {
                 sessions[record.userID] = nil

@@ -61,7 +61,12 @@ final class ChatService: @unchecked Sendable {
     /// Indexed by loop index.
     private let shards: [HubShard]
     /// Set in cluster mode (PROTOCOL.md §13): committed writes travel through it.
-    var bus: ClusterBus?
+    var bus: ClusterBus? {
+        didSet { if bus != nil { scheduleConnectionRefresh() } }
+    }
+    /// Cluster mode: each live session's entry in its user's cluster-wide connection set.
+    var connectionEntries: [SessionID: (user: UserID, entry: String)] = [:]
+    var lastConnectionEntry: UInt64 = 0
     /// The retry of failed background profile writes (ChatService+UserWrites).
     var userRetryScheduled = false
     var userRetryDelaySeconds: Double = 0

@@ -144,6 +144,63 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
+    /// Live connections of a user across nodes: a sorted set per user, one member per
+    /// connection scored by when it expires unless its node refreshes it, so the connections
+    /// of a node killed with `kill -9` stop counting by themselves. Admission prunes the
+    /// expired entries, counts, and adds, atomically. Returns 1 (admitted) or 0 (at the cap).
+    static let admitConnectionScript = """
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+        if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+        redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
+        redis.call('PEXPIRE', KEYS[1], ARGV[5])
+        return 1
+        """
+
+    /// How long a connection entry counts without a refresh.
+    static let connectionEntryMilliseconds: Int64 = 15_000
+
+    static func connectionsKey(_ user: UserID) -> String { "chat:conns:" + user }
+
+    /// Admits one more connection of `user` under the cluster-wide `cap` (PROTOCOL.md §6);
+    /// `decided` gets nil when Redis cannot answer (this node's own count decides then).
+    func admitConnection(user: UserID, entry: String, cap: Int, now: Milliseconds,
+                         decided: @escaping @Sendable (Bool?) -> Void) {
+        loop.execute { [self] in
+            guard let publisher, publisher.isConnected else {
+                decided(nil)
+                return
+            }
+            let expiry = now + Self.connectionEntryMilliseconds
+            publisher.send(["EVAL", Self.admitConnectionScript, "1", Self.connectionsKey(user), "\(now)", "\(cap)",
+                            "\(expiry)", entry, "\(Self.connectionEntryMilliseconds * 2)"]) { reply in
+                guard case .integer(let admitted) = reply else {
+                    decided(nil)
+                    return
+                }
+                decided(admitted == 1)
+            }
+        }
+    }
+
+    /// Forgets a closed connection's entry.
+    func releaseConnection(user: UserID, entry: String) {
+        loop.execute { [self] in
+            publisher?.send(["ZREM", Self.connectionsKey(user), entry]) { _ in }
+        }
+    }
+
+    /// Pushes the expiry of this node's live connection entries forward (every few seconds).
+    func refreshConnections(_ entries: [(user: UserID, entry: String)], now: Milliseconds) {
+        loop.execute { [self] in
+            guard let publisher, publisher.isConnected else { return }
+            let expiry = "\(now + Self.connectionEntryMilliseconds)"
+            for (user, entry) in entries {
+                publisher.send(["ZADD", Self.connectionsKey(user), expiry, entry]) { _ in }
+                publisher.send(["PEXPIRE", Self.connectionsKey(user), "\(Self.connectionEntryMilliseconds * 2)"]) { _ in }
+            }
+        }
+    }
+
     // MARK: connections
 
     private func connectPublisher() {
