@@ -83,15 +83,16 @@ let package = Package(
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
         .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"], swiftSettings: strict),
+        .target(name: "CTestSpawn", path: "Tests/CTestSpawn"),
         .target(
             name: "ServiceTestSupport",
-            dependencies: ["PostgresStorage", "Storage", "ChatCore", .product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: ["CTestSpawn", "PostgresStorage", "Storage", "ChatCore", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/ServiceTestSupport",
             swiftSettings: strict
         ),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "PostgresStorage", "ServiceTestSupport", "ChatCore"],
                     swiftSettings: strict),
-        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket"], swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", "ServiceTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ServiceTestSupport
 import Testing
 @testable import EventLoop
 
@@ -42,13 +43,8 @@ struct TLSClientResumptionTests {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("eventloop-tls-\(UUID().uuidString)").path
-        let process = Process()
-        process.executableURL = root.appendingPathComponent("scripts/gen-dev-cert")
-        process.arguments = [dir]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "gen-dev-cert failed")
+        let status = try ChildProcess.run(root.appendingPathComponent("scripts/gen-dev-cert").path, [dir]).status
+        try #require(status == 0, "gen-dev-cert failed")
         return (dir + "/dev-cert.pem", dir + "/dev-key.pem")
     }
 

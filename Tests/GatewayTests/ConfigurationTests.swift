@@ -1,4 +1,5 @@
 import Foundation
+import ServiceTestSupport
 import Logging
 import Testing
 
@@ -376,17 +377,10 @@ import EventLoop
     @Test func pinnedToOneCoreTheDefaultIsOneEventLoop() throws {
         let taskset = ["/usr/bin/taskset", "/bin/taskset"].first { FileManager.default.isExecutableFile(atPath: $0) }
         let tasksetPath = try #require(taskset, "taskset (util-linux) is needed")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tasksetPath)
-        process.arguments = ["-c", "0", try DurabilityTests.gatewayBinary().path, "check-config"]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CHAT_GATEWAY_") }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        let (status, text) = try ChildProcess.run(
+            tasksetPath, ["-c", "0", try DurabilityTests.gatewayBinary().path, "check-config"],
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CHAT_GATEWAY_") })
+        #expect(status == 0, "\(text)")
         #expect(text.contains(", 1 event loop)"), "\(text)")
     }
 }

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import ServiceTestSupport
 import Testing
 @testable import Gateway
 #if canImport(Glibc)
@@ -46,7 +47,7 @@ struct DurabilityTests {
 
     /// A `chat-gateway serve` child process with defaults plus the given data folder and port.
     final class GatewayProcess {
-        let process = Process()
+        let process: ChildProcess
         let port: Int
         let logPath: String
 
@@ -57,15 +58,6 @@ struct DurabilityTests {
             logPath = workingDirectory + "/gateway-\(port).log"
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
             let binary = try DurabilityTests.gatewayBinary()
-            if let maxOpenFiles {
-                // The shell sets the limit, then becomes the gateway (same pid).
-                process.executableURL = URL(fileURLWithPath: "/bin/sh")
-                process.arguments = ["-c", "ulimit -n \(maxOpenFiles) && exec \"$0\" serve", binary.path]
-            } else {
-                process.executableURL = binary
-                process.arguments = ["serve"]
-            }
-            process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CHAT_GATEWAY_") }
             environment["CHAT_GATEWAY_SERVER_PORT"] = String(port)
             environment["CHAT_GATEWAY_STORAGE_DATADIRECTORY"] = dataDirectory
@@ -75,11 +67,14 @@ struct DurabilityTests {
             environment["CHAT_GATEWAY_LIMITS_USERMESSAGEBURST"] = "100000"
             environment["CHAT_GATEWAY_LIMITS_CONNECTIONREQUESTSPERSECOND"] = "0"
             environment.merge(overrides) { $1 }
-            process.environment = environment
-            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-            process.standardOutput = log
-            process.standardError = log
-            try process.run()
+            if let maxOpenFiles {
+                // The shell sets the limit, then becomes the gateway (same pid).
+                process = try ChildProcess("/bin/sh", ["-c", "ulimit -n \(maxOpenFiles) && exec \"$0\" serve", binary.path],
+                                           environment: environment, workingDirectory: workingDirectory, outputPath: logPath)
+            } else {
+                process = try ChildProcess(binary.path, ["serve"], environment: environment,
+                                           workingDirectory: workingDirectory, outputPath: logPath)
+            }
             try waitUntilHealthy()
         }
 
@@ -114,7 +109,7 @@ struct DurabilityTests {
         /// SIGKILL, no drain, no flush.
         func killHard() {
             guard process.isRunning else { return }
-            kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
         }
 
@@ -222,7 +217,7 @@ struct DurabilityTests {
         try #require(sentTexts.count == users.count * perSender)
 
         gateway.killHard()
-        #expect(gateway.process.terminationReason == .uncaughtSignal)
+        #expect(gateway.process.terminationStatus == 128 + SIGKILL)
         first = nil
 
         let second = try GatewayProcess(dataDirectory: dataDirectory, workingDirectory: root)

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceTestSupport
 import Testing
 @testable import Gateway
 #if canImport(Glibc)
@@ -36,7 +37,7 @@ struct ListenerExhaustionTests {
         let gateway = try DurabilityTests.GatewayProcess(dataDirectory: root + "/data", workingDirectory: root,
                                                          environment: ["CHAT_GATEWAY_SERVER_EVENTLOOPS": "1"],
                                                          maxOpenFiles: 64)
-        let pid = gateway.process.processIdentifier
+        let pid = gateway.process.pid
         // More connections than the gateway has descriptors left: the rest wait in the backlog.
         var clients = (0..<100).map { _ in Self.rawConnect(gateway.port) }
         defer { for fd in clients where fd >= 0 { close(fd) } }

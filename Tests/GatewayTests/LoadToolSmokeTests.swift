@@ -1,4 +1,5 @@
 import Foundation
+import ServiceTestSupport
 import Testing
 @testable import Gateway
 
@@ -17,22 +18,10 @@ struct LoadToolSmokeTests {
 
     /// Runs the tool (bounded: 90 s) and returns its exit status and JSON report.
     static func run(_ arguments: [String]) throws -> (status: Int32, report: [String: Any]) {
-        let process = Process()
-        process.executableURL = try toolBinary()
-        process.arguments = arguments + ["--json"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(90)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-            throw TestClientError("chat-loadtest \(arguments.first ?? "") did not finish within 90 s")
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (process.terminationStatus, parseJSONObject(text))
+        // The report is the output's last line (progress goes to stderr, into the same file).
+        let (status, output) = try ChildProcess.run(try toolBinary().path, arguments + ["--json"], timeoutSeconds: 90)
+        let report = output.split(separator: "\n").last { $0.hasPrefix("{") }.map(String.init) ?? ""
+        return (status, parseJSONObject(report))
     }
 
     @Test("room: every delivery arrives once, plain and TLS", arguments: [false, true])

@@ -9,7 +9,7 @@ public final class RedisTestServer: @unchecked Sendable {
     public static var isAvailable: Bool { binary != nil }
 
     public let port: Int
-    private var process: Process?
+    private var process: ChildProcess?
 
     public init(port: Int? = nil) throws {
         self.port = port ?? Self.freePort()
@@ -17,14 +17,9 @@ public final class RedisTestServer: @unchecked Sendable {
     }
 
     public func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary ?? "/usr/bin/redis-server")
-        process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--protected-mode", "no"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
+        process = try ChildProcess(Self.binary ?? "/usr/bin/redis-server", [
+            "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no",
+        ])
         // Up once it accepts a connection.
         for _ in 0..<200 {
             if Self.accepts(port: port) { return }
@@ -36,7 +31,7 @@ public final class RedisTestServer: @unchecked Sendable {
     /// SIGKILL, as a crash or a restart of the server looks to its clients.
     public func kill() {
         guard let process else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
         self.process = nil
     }

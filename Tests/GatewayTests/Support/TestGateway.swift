@@ -1,4 +1,5 @@
 import Foundation
+import ServiceTestSupport
 import ChatCore
 import Logging
 @testable import Gateway
@@ -125,18 +126,14 @@ enum DevelopmentCertificate {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("chat-gateway-tests-\(getpid())-\(keyType)").path
-        let process = Process()
-        process.executableURL = root.appendingPathComponent("scripts/gen-dev-cert")
-        process.arguments = [dir]
-        process.standardOutput = FileHandle.nullDevice
-        process.environment = ProcessInfo.processInfo.environment.merging(["KEY_TYPE": keyType]) { $1 }
+        let status: Int32
         do {
-            try process.run()
-            process.waitUntilExit()
+            status = try ChildProcess.run(root.appendingPathComponent("scripts/gen-dev-cert").path, [dir],
+                                          environment: ProcessInfo.processInfo.environment.merging(["KEY_TYPE": keyType]) { $1 }).status
         } catch {
             return .failure(TestClientError("gen-dev-cert: \(error)"))
         }
-        guard process.terminationStatus == 0 else { return .failure(TestClientError("gen-dev-cert failed")) }
+        guard status == 0 else { return .failure(TestClientError("gen-dev-cert failed")) }
         return .success((dir + "/dev-cert.pem", dir + "/dev-key.pem"))
     }
 }
