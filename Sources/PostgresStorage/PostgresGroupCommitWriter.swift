@@ -23,18 +23,7 @@ final class PostgresGroupCommitWriter: Sendable {
     typealias Completion = @Sendable (Result<StoreWriteResult, StoreError>) -> Void
     typealias CommitObserver = @Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void
 
-    private struct Pending: Sendable {
-        /// nil: a `flush()` barrier.
-        var write: StoreWrite?
-        var completion: Completion
-    }
-
-    private struct Inbox: ~Copyable {
-        var pending: [Pending] = []
-        var draining = false
-    }
-
-    private let inbox = Mutex(Inbox())
+    private let inbox = GroupCommitInbox()
     private let client: PostgresClient
     private let logger: Logger
     private let connectionWait: Duration
@@ -48,25 +37,14 @@ final class PostgresGroupCommitWriter: Sendable {
     }
 
     func enqueue(_ write: StoreWrite?, completion: @escaping Completion) {
-        let startDrain = inbox.withLock { inbox in
-            inbox.pending.append(Pending(write: write, completion: completion))
-            if inbox.draining { return false }
-            inbox.draining = true
-            return true
-        }
+        let startDrain = inbox.append(PendingWrite(write: write, completion: completion))
         // Off the cooperative pool: a commit must not wait for threads that callers may be blocking.
         if startDrain { Task(executorPreference: DispatchTaskExecutor.shared) { await self.drain() } }
     }
 
     private func drain() async {
-        var batch: [Pending] = []
-        while true {
-            batch.removeAll(keepingCapacity: true)
-            inbox.withLock { inbox in
-                swap(&inbox.pending, &batch)
-                if batch.isEmpty { inbox.draining = false }
-            }
-            if batch.isEmpty { return }
+        var batch: [PendingWrite] = []
+        while inbox.takeAll(into: &batch) {
             let writes = batch.map(\.write)
             let start = DispatchTime.now().uptimeNanoseconds
             let results = await commit(writes)

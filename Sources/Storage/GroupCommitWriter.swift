@@ -26,18 +26,7 @@ public final class GroupCommitWriter: Sendable {
     /// Told each committed batch's number of writes and its BEGIN…COMMIT time in nanoseconds.
     public typealias CommitObserver = @Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void
 
-    private struct Pending: Sendable {
-        /// nil: a `flush()` barrier.
-        var write: StoreWrite?
-        var completion: Completion
-    }
-
-    private struct Inbox: ~Copyable {
-        var pending: [Pending] = []
-        var draining = false
-    }
-
-    private let inbox = Mutex(Inbox())
+    private let inbox = GroupCommitInbox()
     /// Touched only by the drain loop on `queue`; the mutex is never contended.
     private let applier: Mutex<WriteApplier>
     private let queue: DispatchQueue
@@ -59,7 +48,7 @@ public final class GroupCommitWriter: Sendable {
     }
 
     func enqueue(_ write: StoreWrite, completion: @escaping Completion) {
-        append(Pending(write: write, completion: completion))
+        append(PendingWrite(write: write, completion: completion))
     }
 
     /// Blocks until every write enqueued before this call has committed (or
@@ -68,29 +57,17 @@ public final class GroupCommitWriter: Sendable {
         precondition(DispatchQueue.getSpecific(key: Self.onWriterQueue) != true,
                      "SQLiteStore.flush() called on the writer queue (from a completion) would deadlock")
         let done = DispatchSemaphore(value: 0)
-        append(Pending(write: nil, completion: { _ in done.signal() }))
+        append(PendingWrite(write: nil, completion: { _ in done.signal() }))
         done.wait()
     }
 
-    private func append(_ item: Pending) {
-        let startDrain = inbox.withLock { inbox in
-            inbox.pending.append(item)
-            if inbox.draining { return false }
-            inbox.draining = true
-            return true
-        }
-        if startDrain { queue.async { self.drain() } }
+    private func append(_ item: PendingWrite) {
+        if inbox.append(item) { queue.async { self.drain() } }
     }
 
     private func drain() {
-        var batch: [Pending] = []
-        while true {
-            batch.removeAll(keepingCapacity: true)
-            inbox.withLock { inbox in
-                swap(&inbox.pending, &batch)
-                if batch.isEmpty { inbox.draining = false }
-            }
-            if batch.isEmpty { return }
+        var batch: [PendingWrite] = []
+        while inbox.takeAll(into: &batch) {
             let writes = batch.map(\.write)
             let start = DispatchTime.now().uptimeNanoseconds
             let results = applier.withLock { applier in commit(writes, with: applier) }
