@@ -75,7 +75,9 @@ public final class GatewayServer: @unchecked Sendable {
         let store: any Store
         var probes: [DependencyWatch.Probe] = []
         if let url = chat.postgresURL {
-            let postgres = try await PostgresStore.open(url: url, logger: logger, commitObserver: observeCommit)
+            let postgres = try await PostgresStore.open(url: url, logger: logger,
+                                                        strictBlocking: chat.service.blockingMode == .strict,
+                                                        commitObserver: observeCommit)
             probes.append(DependencyWatch.Probe(name: "postgres", isReachable: { await postgres.isReachable() }))
             store = postgres
         } else {

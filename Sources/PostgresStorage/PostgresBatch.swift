@@ -21,6 +21,9 @@ import Storage
 struct PostgresBatch {
     let connection: PostgresConnection
     let logger: Logger
+    /// PROTOCOL.md §5 strict mode: a 1-to-1 message is also hidden from a recipient the
+    /// sender blocked.
+    var strictBlocking = false
 
     private struct ClientKey: Hashable {
         var sender: UserID
@@ -31,9 +34,10 @@ struct PostgresBatch {
     /// key in the same batch answers with the first.
     private var storedByClientID: [ClientKey: Message] = [:]
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, logger: Logger, strictBlocking: Bool = false) {
         self.connection = connection
         self.logger = logger
+        self.strictBlocking = strictBlocking
     }
 
     mutating func apply(_ writes: [StoreWrite?]) async throws -> [Result<StoreWriteResult, StoreError>] {
@@ -95,6 +99,7 @@ struct PostgresBatch {
             .decode((String, Int64).self) {
             lastSeq[id] = seq
         }
+        let hiddenFrom = try await hiddenOneToOneRecipients(of: fresh.map(\.message))
         var inserted: [Message] = []
         var outcome = [Result<StoreWriteResult, StoreError>?](repeating: nil, count: fresh.count)
         for (position, (_, message)) in fresh.enumerated() {
@@ -104,6 +109,9 @@ struct PostgresBatch {
             }
             var message = message
             message.seq = last + 1
+            if message.hiddenFrom == nil, let recipient = hiddenFrom[message.channelID]?[message.senderID] {
+                message.hiddenFrom = recipient
+            }
             lastSeq[message.channelID] = message.seq
             inserted.append(message)
             outcome[position] = .success(.message(message))
@@ -127,6 +135,45 @@ struct PostgresBatch {
             results.append((index, outcome[first] ?? .failure(StoreError("insertMessage: not applied"))))
         }
         return results
+    }
+
+    /// For the 1-to-1 channels among `messages`: per channel, per sender, the recipient its
+    /// messages must be stored hidden from (§5), read from the block rows in this transaction.
+    /// The node storing it may not have heard of a block another node committed a moment
+    /// earlier; the database has it (the block's reply came after its commit).
+    private func hiddenOneToOneRecipients(of messages: [Message]) async throws -> [ChannelID: [UserID: UserID]] {
+        let channelIDs = Array(Set(messages.map(\.channelID))).sorted()
+        var members: [ChannelID: [UserID]] = [:]
+        for try await (channel, user) in try await connection.query("""
+            SELECT m.channel_id, m.user_id FROM channel_members m JOIN channels c ON c.id = m.channel_id
+            WHERE c.is_one_to_one AND m.channel_id = ANY(\(channelIDs))
+            """, logger: logger).decode((String, String).self) {
+            members[channel, default: []].append(user)
+        }
+        guard !members.isEmpty else { return [:] }
+        var senders: [String] = [], recipients: [String] = []
+        for message in messages {
+            guard let pair = members[message.channelID], let other = pair.first(where: { $0 != message.senderID }) else { continue }
+            senders.append(message.senderID)
+            recipients.append(other)
+        }
+        guard !senders.isEmpty else { return [:] }
+        var hidden: [ChannelID: [UserID: UserID]] = [:]
+        let strict = strictBlocking
+        for try await (blocker, blocked) in try await connection.query("""
+            SELECT b.blocker, b.blocked FROM blocks b
+            JOIN unnest(\(senders)::text[], \(recipients)::text[]) AS p(sender, recipient)
+              ON (b.blocker = p.recipient AND b.blocked = p.sender)
+              OR (\(strict) AND b.blocker = p.sender AND b.blocked = p.recipient)
+            """, logger: logger).decode((String, String).self) {
+            for (channel, pair) in members where pair.contains(blocker) && pair.contains(blocked) {
+                // A message from the blocked user is hidden from the blocker; in strict mode
+                // also one from the blocker to the user they blocked.
+                hidden[channel, default: [:]][blocked] = blocker
+                if strict { hidden[channel, default: [:]][blocker] = blocked }
+            }
+        }
+        return hidden
     }
 
     /// Messages already stored under the run's (sender, clientMessageId) keys.

@@ -28,8 +28,11 @@ final class PostgresGroupCommitWriter: Sendable {
     private let logger: Logger
     private let connectionWait: Duration
     private let commitObserver: CommitObserver?
+    private let strictBlocking: Bool
 
-    init(client: PostgresClient, logger: Logger, connectionWait: Duration, commitObserver: CommitObserver?) {
+    init(client: PostgresClient, logger: Logger, connectionWait: Duration, strictBlocking: Bool,
+         commitObserver: CommitObserver?) {
+        self.strictBlocking = strictBlocking
         self.client = client
         self.logger = logger
         self.connectionWait = connectionWait
@@ -64,7 +67,8 @@ final class PostgresGroupCommitWriter: Sendable {
                 return try await withConnection { connection in
                     try await connection.query("BEGIN", logger: self.logger)
                     do {
-                        var batch = PostgresBatch(connection: connection, logger: self.logger)
+                        var batch = PostgresBatch(connection: connection, logger: self.logger,
+                                                  strictBlocking: self.strictBlocking)
                         let results = try await batch.apply(writes)
                         try await connection.query("COMMIT", logger: self.logger)
                         return results

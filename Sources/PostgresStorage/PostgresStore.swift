@@ -26,7 +26,9 @@ public final class PostgresStore: Store {
     /// - Parameters:
     ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`.
     ///   - connectionWait: how long a write or read waits for a connection before it fails.
+    ///   - strictBlocking: §5 strict mode (what a 1-to-1 message is stored hidden for).
     public static func open(url: String, logger: Logger, connectionWait: Duration = .seconds(2),
+                            strictBlocking: Bool = false,
                             commitObserver: CommitObserver? = nil) async throws(StoreError) -> PostgresStore {
         let configuration = try PostgresURL.configuration(url)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -37,7 +39,8 @@ public final class PostgresStore: Store {
             try await PostgresSchema.migrate(client, logger: logger)
             let snapshot = try await PostgresReads.snapshot(client, logger: logger)
             return PostgresStore(client: client, runner: runner, group: group, logger: logger, snapshot: snapshot,
-                                 connectionWait: connectionWait, commitObserver: commitObserver)
+                                 connectionWait: connectionWait, strictBlocking: strictBlocking,
+                                 commitObserver: commitObserver)
         } catch {
             runner.cancel()
             try? await group.shutdownGracefully()
@@ -46,14 +49,14 @@ public final class PostgresStore: Store {
     }
 
     private init(client: PostgresClient, runner: Task<Void, Never>, group: MultiThreadedEventLoopGroup, logger: Logger,
-                 snapshot: StoreSnapshot, connectionWait: Duration, commitObserver: CommitObserver?) {
+                 snapshot: StoreSnapshot, connectionWait: Duration, strictBlocking: Bool, commitObserver: CommitObserver?) {
         self.client = client
         self.runner = runner
         self.group = group
         self.logger = logger
         self.snapshot = snapshot
         self.writer = PostgresGroupCommitWriter(client: client, logger: logger, connectionWait: connectionWait,
-                                                commitObserver: commitObserver)
+                                                strictBlocking: strictBlocking, commitObserver: commitObserver)
     }
 
     /// postgres-nio's configuration for `url` (tools and tests that need a client of their own).
