@@ -223,4 +223,37 @@ struct ClusterTests {
         #expect(admitted)
         await cluster.database.drop()
     }
+
+    /// PROTOCOL.md §13: exactly one push event per offline member and message, however many
+    /// nodes: the committing node pushes, and only to members with no connection on any node.
+    @Test func oneNodePushesEachOfflineMemberOnce() async throws {
+        let folder = TestGateway.temporaryDirectory()
+        let cluster = try await cluster { chat in
+            chat.push = .file(folder + "/push-\(chat.nodeID).jsonl")
+        }
+        let alice = try await cluster.nodes[0].connect("alice")
+        let bob = try await cluster.nodes[1].connect("bob")
+        #expect(try await cluster.nodes[0].admin("POST", "/v1/admin/users", body: ["id": "carol"]).status == 200)
+        let channelID = try await group(by: alice, with: ["bob", "carol"])
+        _ = try bob.nextEvent("channel.updated")
+        for n in 0..<3 { _ = try alice.send(channelID, "m\(n)") }
+        for _ in 0..<3 { _ = try bob.nextEvent("message.new") }
+        var lines: [String] = []
+        for _ in 0..<100 {
+            lines = (1...3).flatMap { n in
+                ((try? String(contentsOfFile: folder + "/push-node-\(n).jsonl", encoding: .utf8)) ?? "")
+                    .split(separator: "\n").map(String.init)
+            }
+            if lines.count >= 3 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(200))  // a push too many would show by now
+        lines = (1...3).flatMap { n in
+            ((try? String(contentsOfFile: folder + "/push-node-\(n).jsonl", encoding: .utf8)) ?? "")
+                .split(separator: "\n").map(String.init)
+        }
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines.allSatisfy { $0.contains(#""userId":"carol""#) }, "bob is online on another node: \(lines)")
+        await cluster.database.drop()
+    }
 }

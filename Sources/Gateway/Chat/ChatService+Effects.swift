@@ -64,7 +64,16 @@ extension ChatService {
             case .publishMessage(let channel, let payload, let origin, let excluding):
                 publish(SharedEvent(payload: payload, origin: origin), to: channel, excluding: excluding)
             case .push(let events):
-                push.emit(events)
+                // The committing node alone decides push; in a cluster "offline" means
+                // no live connection on any node.
+                if let bus {
+                    let push = self.push
+                    bus.offline(Array(Set(events.map(\.userID))), now: clock.now()) { offline in
+                        push.emit(events.filter { offline.contains($0.userID) })
+                    }
+                } else {
+                    push.emit(events)
+                }
             case .log(let level, let event, let metadata):
                 let fields = metadata.mapValues { Logger.MetadataValue.string($0) }
                 switch level {

@@ -182,6 +182,36 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
+    /// Of `users`, those with no unexpired connection entry on any node; when Redis cannot
+    /// answer, all of them (this node already found them offline here: a push too many
+    /// rather than a message never announced).
+    func offline(_ users: [UserID], now: Milliseconds, answer: @escaping @Sendable (Set<UserID>) -> Void) {
+        loop.execute { [self] in
+            guard !users.isEmpty, let publisher, publisher.isConnected else {
+                answer(Set(users))
+                return
+            }
+            let script = """
+                local offline = {}
+                for i, key in ipairs(KEYS) do
+                  if redis.call('ZCOUNT', key, ARGV[1], '+inf') == 0 then offline[#offline + 1] = i end
+                end
+                return offline
+                """
+            publisher.send(["EVAL", script, "\(users.count)"] + users.map(Self.connectionsKey) + ["\(now)"]) { reply in
+                guard case .array(let indexes) = reply else {
+                    answer(Set(users))
+                    return
+                }
+                var result: Set<UserID> = []
+                for case .integer(let index) in indexes where index >= 1 && Int(index) <= users.count {
+                    result.insert(users[Int(index) - 1])
+                }
+                answer(result)
+            }
+        }
+    }
+
     /// Forgets a closed connection's entry.
     func releaseConnection(user: UserID, entry: String) {
         loop.execute { [self] in
