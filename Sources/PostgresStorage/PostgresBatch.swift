@@ -82,7 +82,7 @@ struct PostgresBatch {
             }
             let key = ClientKey(sender: message.senderID, clientMessageID: clientMessageID)
             if let existing = storedByClientID[key] ?? stored[key] {
-                results.append((index, .success(.message(existing))))
+                results.append((index, .success(.existingMessage(existing))))
             } else if let first = freshByKey[key] {
                 repeats.append((index, first))
             } else {
@@ -132,7 +132,13 @@ struct PostgresBatch {
             results.append((index, outcome[position] ?? .failure(StoreError("insertMessage: not applied"))))
         }
         for (index, first) in repeats {
-            results.append((index, outcome[first] ?? .failure(StoreError("insertMessage: not applied"))))
+            let repeated: Result<StoreWriteResult, StoreError>
+            switch outcome[first] {
+            case .success(.message(let stored))?: repeated = .success(.existingMessage(stored))
+            case let other?: repeated = other
+            case nil: repeated = .failure(StoreError("insertMessage: not applied"))
+            }
+            results.append((index, repeated))
         }
         return results
     }

@@ -53,7 +53,7 @@ final class WriteApplier {
     func apply(_ write: StoreWrite) throws(StoreError) -> StoreWriteResult {
         switch write {
         case .insertMessage(let message):
-            return .message(try insert(message))
+            return try insert(message)
         case .upsertUser(let user):
             try upsert(user)
         case .createChannel(let channel):
@@ -90,7 +90,7 @@ final class WriteApplier {
     /// The insert itself detects the duplicate (`ON CONFLICT DO NOTHING`, then a
     /// lookup only when no row was inserted), so the common case costs no extra
     /// index search.
-    private func insert(_ message: Message) throws(StoreError) -> Message {
+    private func insert(_ message: Message) throws(StoreError) -> StoreWriteResult {
         var stored = message
         stored.seq = try currentSeq(of: message.channelID) + 1
         let statement = try connection.statement("""
@@ -111,7 +111,7 @@ final class WriteApplier {
             // Nothing inserted: an idempotent retry, or a conflicting message id / seq.
             if let clientMessageID = message.clientMessageID,
                let existing = try ReadQueries.message(on: connection, sender: message.senderID, clientMessageID: clientMessageID) {
-                return existing
+                return .existingMessage(existing)
             }
             throw StoreError("insertMessage: message \(message.id) conflicts with a stored message (id or seq \(stored.seq) in \(message.channelID))")
         }
@@ -119,7 +119,7 @@ final class WriteApplier {
         lastSeq[stored.channelID] = stored.seq
         advanced.insert(stored.channelID)
         touched.insert(stored.channelID)
-        return stored
+        return .message(stored)
     }
 
     private func currentSeq(of channelID: ChannelID) throws(StoreError) -> Int64 {

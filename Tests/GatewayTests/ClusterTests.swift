@@ -256,4 +256,30 @@ struct ClusterTests {
         #expect(lines.allSatisfy { $0.contains(#""userId":"carol""#) }, "bob is online on another node: \(lines)")
         await cluster.database.drop()
     }
+
+    /// PROTOCOL.md §13: a `clientMessageId` sent through two nodes at once is stored once,
+    /// both sends are answered with that message, and the other members get it once.
+    @Test func aClientMessageIdThroughTwoNodesAtOnceIsDeliveredOnce() async throws {
+        let cluster = try await cluster()
+        let phone = try await cluster.nodes[0].connect("alice", query: "&device=phone")
+        let laptop = try await cluster.nodes[1].connect("alice", query: "&device=laptop")
+        let bob = try await cluster.nodes[2].connect("bob")
+        let channelID = try await group(by: phone, with: ["bob"])
+        _ = try bob.nextEvent("channel.updated")
+        for round in 0..<20 {
+            let fields: [String: Any] = ["channelId": channelID, "text": "once \(round)", "clientMessageId": "c-\(round)"]
+            let first = try phone.fire("message.send", fields)
+            let second = try laptop.fire("message.send", fields)
+            let a = try #require(try phone.replies(count: 1)[first]?["result"] as? [String: Any])
+            let b = try #require(try laptop.replies(count: 1)[second]?["result"] as? [String: Any])
+            #expect(a["id"] as? String == b["id"] as? String && a["seq"] as? Int == round + 1)
+        }
+        var texts: [String] = []
+        for _ in 0..<20 {
+            texts.append(((try bob.nextEvent("message.new"))["data"] as? [String: Any])?["text"] as? String ?? "")
+        }
+        #expect(texts == (0..<20).map { "once \($0)" })
+        #expect(try bob.expectNoEvent("message.new"), "a send through two nodes reached bob twice")
+        await cluster.database.drop()
+    }
 }

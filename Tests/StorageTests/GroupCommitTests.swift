@@ -17,7 +17,7 @@ import Testing
                 store.enqueue(.insertMessage(Fixture.message("m-\(sender)-\(index)", in: channel, from: "u\(sender)"))) { result in
                     switch result {
                     case .success(.message(let message)): stored.append(message)
-                    case .success(.done): failures.append(StoreError("no message"))
+                    case .success(.done), .success(.existingMessage): failures.append(StoreError("no new message"))
                     case .failure(let error): failures.append(error)
                     }
                 }
@@ -132,8 +132,9 @@ import Testing
         let directory = TemporaryDirectory()
         let store = try Fixture.seeded(directory)
         let first = try #require(store.store(Fixture.message("m1", in: "c1", from: "alice", clientMessageID: "k1")))
-        let retry = store.store(Fixture.message("m1-retry", in: "c1", from: "alice", text: "other", clientMessageID: "k1"))
-        #expect(retry == first)
+        let retry = store.commit(.insertMessage(Fixture.message("m1-retry", in: "c1", from: "alice", text: "other",
+                                                                clientMessageID: "k1")))
+        #expect(try retry.get() == .existingMessage(first), "a recognised retry writes nothing and says so")
         // Another sender may use the same client id.
         #expect(store.store(Fixture.message("m2", in: "c1", from: "bob", clientMessageID: "k1"))?.seq == 2)
 
@@ -141,15 +142,21 @@ import Testing
         let gate = WriterGate()
         gate.close(store, with: .upsertUser(Fixture.user("dave")))
         let results = Collector<Message>()
+        let existing = Collector<Bool>()
         for index in 0..<3 {
             store.enqueue(.insertMessage(Fixture.message("dup\(index)", in: "c1", from: "carol", clientMessageID: "k2"))) {
-                if case .success(.message(let message)) = $0 { results.append(message) }
+                switch $0 {
+                case .success(.message(let message)): results.append(message); existing.append(false)
+                case .success(.existingMessage(let message)): results.append(message); existing.append(true)
+                default: break
+                }
             }
         }
         gate.open()
         store.flush()
         #expect(results.all.map(\.id) == ["dup0", "dup0", "dup0"])
         #expect(results.all.map(\.seq) == [3, 3, 3])
+        #expect(existing.all == [false, true, true])
         #expect(store.seqs("c1", limit: 100) == [1, 2, 3])
         #expect(try store.lookup(sender: "alice", clientMessageID: "k1").get() == first)
         #expect(try store.lookup(sender: "carol", clientMessageID: "k2").get()?.id == "dup0")

@@ -100,7 +100,7 @@ struct PostgresStoreTests {
                 var batch = PostgresBatch(connection: connection, logger: Self.logger)
                 return try await batch.apply(writes)
             }
-            guard case .success(.message(let a)) = results[0], case .success(.message(let again)) = results[2],
+            guard case .success(.message(let a)) = results[0], case .success(.existingMessage(let again)) = results[2],
                   case .success(.message(let c)) = results[4] else {
                 Issue.record("unexpected results \(results)")
                 return
@@ -154,7 +154,8 @@ struct PostgresStoreTests {
                 Fixture.message("m-a", in: "c1", from: "bob", clientMessageID: "retry-me"))).get()
             let retry = try await nodeB.commitAsync(.insertMessage(
                 Fixture.message("m-b", in: "c1", from: "bob", clientMessageID: "retry-me"))).get()
-            #expect(first == retry)
+            guard case .message(let original) = first else { Issue.record("not stored: \(first)"); return }
+            #expect(retry == .existingMessage(original))
             let next = try await nodeB.commitAsync(.insertMessage(Fixture.message("m-c", in: "c1", from: "bob"))).get()
             guard case .message(let stored) = next else { Issue.record("no message"); return }
             #expect(stored.seq == 2)

@@ -159,6 +159,12 @@ extension ChatEngine {
 
     mutating func messageCommitted(_ send: MessageSend, _ outcome: WriteOutcome, monotonicNow: Milliseconds) -> [EngineEffect] {
         let key = send.clientMessageID.map { ClientMessageKey(sender: send.sender, clientMessageID: $0) }
+        if case .committed(.existingMessage(let stored)) = outcome {
+            // A retry the store recognised (the first send went through another node, or its
+            // answer was lost): answered with that message, delivered only the first time.
+            let json = Self.encode(stored)
+            return [.reply(send.requester, .result(json))] + (key.map { settle($0, with: .result(json)) } ?? [])
+        }
         guard case .committed(.message(let stored)) = outcome else {
             let error = ChatError(.internalError, "storage failed; retry")
             return [.reply(send.requester, .failure(error))] + (key.map { settle($0, with: .failure(error)) } ?? [])

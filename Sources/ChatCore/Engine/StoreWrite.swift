@@ -16,5 +16,16 @@ public enum StoreWriteResult: Sendable, Equatable {
     case done
     /// The message as stored, with its `seq`.
     case message(Message)
+    /// A message with the same sender and `clientMessageId` was stored before (a retry, maybe
+    /// through another node): that one, and nothing new was written.
+    case existingMessage(Message)
 }
 
+
+extension StoreWriteResult {
+    /// Whether the store changed anything (a recognised retry did not).
+    public var isNewWrite: Bool {
+        if case .existingMessage = self { return false }
+        return true
+    }
+}

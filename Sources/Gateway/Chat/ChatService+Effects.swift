@@ -19,7 +19,12 @@ extension ChatService {
                         settle(.failed)
                     case .success(let stored):
                         // In a cluster the write takes effect here once the bus has ordered it.
-                        if let bus { bus.publish(change, result: stored) { settle(.committed(stored)) } } else { settle(.committed(stored)) }
+                        // A recognised retry wrote nothing: nothing for the other nodes.
+                        if let bus, stored.isNewWrite {
+                            bus.publish(change, result: stored) { settle(.committed(stored)) }
+                        } else {
+                            settle(.committed(stored))
+                        }
                     }
                 }
             case .reply(let requester, let answer):
