@@ -38,7 +38,8 @@ final class ClusterBus: @unchecked Sendable {
     private var publisher: RedisConnection?
     private var subscriber: RedisConnection?
     private var subscribed = false
-    private var lostSince: Bool = false
+    /// Live events may have been missed since the subscription was last up: resync when it is back.
+    private var mayHaveMissedEvents = false
     private var publisherRetry = 0.05
     private var subscriberRetry = 0.05
     private var lastNumber: UInt64 = 0
@@ -287,8 +288,8 @@ final class ClusterBus: @unchecked Sendable {
         case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe":
             subscribed = true
             updateReachable()
-            if lostSince {
-                lostSince = false
+            if mayHaveMissedEvents {
+                mayHaveMissedEvents = false
                 logger.notice("bus.resumed", metadata: ["node": "\(nodeID)"])
                 resumed()
             }
@@ -317,7 +318,7 @@ final class ClusterBus: @unchecked Sendable {
 
     /// Live events may have been missed: once the subscription is back, clients resync.
     private func noteMissed() {
-        lostSince = true
+        mayHaveMissedEvents = true
     }
 
     private func retry(publisher isPublisher: Bool, _ reason: String) {
