@@ -238,20 +238,16 @@ struct ClusterTests {
         _ = try bob.nextEvent("channel.updated")
         for n in 0..<3 { _ = try alice.send(channelID, "m\(n)") }
         for _ in 0..<3 { _ = try bob.nextEvent("message.new") }
-        var lines: [String] = []
-        for _ in 0..<100 {
-            lines = (1...3).flatMap { n in
+        /// Every node's push file, as lines.
+        func pushLines() -> [String] {
+            (1...3).flatMap { n in
                 ((try? String(contentsOfFile: folder + "/push-node-\(n).jsonl", encoding: .utf8)) ?? "")
                     .split(separator: "\n").map(String.init)
             }
-            if lines.count >= 3 { break }
-            try await Task.sleep(for: .milliseconds(20))
         }
+        for _ in 0..<100 where pushLines().count < 3 { try await Task.sleep(for: .milliseconds(20)) }
         try await Task.sleep(for: .milliseconds(200))  // a push too many would show by now
-        lines = (1...3).flatMap { n in
-            ((try? String(contentsOfFile: folder + "/push-node-\(n).jsonl", encoding: .utf8)) ?? "")
-                .split(separator: "\n").map(String.init)
-        }
+        let lines = pushLines()
         #expect(lines.count == 3, "\(lines)")
         #expect(lines.allSatisfy { $0.contains(#""userId":"carol""#) }, "bob is online on another node: \(lines)")
         await cluster.database.drop()

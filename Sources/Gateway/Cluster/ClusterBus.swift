@@ -183,6 +183,15 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
+    /// The 1-based indexes of the keys (connection sets) with no entry expiring after ARGV[1].
+    static let offlineScript = """
+        local offline = {}
+        for i, key in ipairs(KEYS) do
+          if redis.call('ZCOUNT', key, ARGV[1], '+inf') == 0 then offline[#offline + 1] = i end
+        end
+        return offline
+        """
+
     /// Of `users`, those with no unexpired connection entry on any node; when Redis cannot
     /// answer, all of them (this node already found them offline here: a push too many
     /// rather than a message never announced).
@@ -192,14 +201,7 @@ final class ClusterBus: @unchecked Sendable {
                 answer(Set(users))
                 return
             }
-            let script = """
-                local offline = {}
-                for i, key in ipairs(KEYS) do
-                  if redis.call('ZCOUNT', key, ARGV[1], '+inf') == 0 then offline[#offline + 1] = i end
-                end
-                return offline
-                """
-            publisher.send(["EVAL", script, "\(users.count)"] + users.map(Self.connectionsKey) + ["\(now)"]) { reply in
+            publisher.send(["EVAL", Self.offlineScript, "\(users.count)"] + users.map(Self.connectionsKey) + ["\(now)"]) { reply in
                 guard case .array(let indexes) = reply else {
                     answer(Set(users))
                     return
@@ -227,6 +229,9 @@ final class ClusterBus: @unchecked Sendable {
             let expiry = "\(now + Self.connectionEntryMilliseconds)"
             for (user, entry) in entries {
                 publisher.send(["ZADD", Self.connectionsKey(user), expiry, entry]) { _ in }
+            }
+            // One expiry per user's set, however many of its connections live here.
+            for user in Set(entries.map(\.user)) {
                 publisher.send(["PEXPIRE", Self.connectionsKey(user), "\(Self.connectionEntryMilliseconds * 2)"]) { _ in }
             }
         }
