@@ -13,6 +13,11 @@ enum PostgresErrors {
         return "postgres: \(error.code)"
     }
 
+    /// A pooled connection that was already closed when the pool handed it out.
+    struct ClosedBeforeUse: Error, CustomStringConvertible {
+        var description: String { "the pooled PostgreSQL connection was already closed" }
+    }
+
     /// A refusal by the server of this transaction (a constraint, a deadlock, a serialisation
     /// failure): worth one retry of the batch. Anything else is a lost or unusable connection.
     static func isServerRefusal(_ error: any Error) -> Bool {

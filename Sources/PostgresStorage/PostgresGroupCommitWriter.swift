@@ -4,7 +4,6 @@ import EventLoop
 import Logging
 import PostgresNIO
 import Storage
-import Synchronization
 
 /// The group commit of the PostgreSQL backend, shaped like the SQLite one
 /// (`Storage/GroupCommitWriter`): `enqueue` appends and returns; one drain task
@@ -29,6 +28,9 @@ final class PostgresGroupCommitWriter: Sendable {
     private let connectionWait: Duration
     private let commitObserver: CommitObserver?
     private let strictBlocking: Bool
+    /// How long a transaction that has its connection may take before its writes fail
+    /// (a query sent just as the server closed the connection is never answered).
+    static let transactionLimit = Duration.seconds(10)
 
     init(client: PostgresClient, logger: Logger, connectionWait: Duration, strictBlocking: Bool,
          commitObserver: CommitObserver?) {
@@ -65,6 +67,9 @@ final class PostgresGroupCommitWriter: Sendable {
             attempt += 1
             do {
                 return try await withConnection { connection in
+                    // postgres-nio may lease a connection the server has just closed, and never
+                    // answers a query sent on one: take another.
+                    guard !connection.isClosed else { throw PostgresErrors.ClosedBeforeUse() }
                     try await connection.query("BEGIN", logger: self.logger)
                     do {
                         var batch = PostgresBatch(connection: connection, logger: self.logger,
@@ -73,13 +78,16 @@ final class PostgresGroupCommitWriter: Sendable {
                         try await connection.query("COMMIT", logger: self.logger)
                         return results
                     } catch {
-                        _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                        if !connection.isClosed {
+                            _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                        }
                         throw error
                     }
                 }
             } catch {
                 let description = PostgresErrors.describe(error)
-                if attempt == 1, PostgresErrors.isServerRefusal(error) {
+                let closedBeforeUse = error is PostgresErrors.ClosedBeforeUse
+                if closedBeforeUse && attempt < 3 || !closedBeforeUse && attempt == 1 && PostgresErrors.isServerRefusal(error) {
                     logger.notice("store.batch_retried", metadata: ["writes": "\(writes.count)", "error": "\(description)"])
                     continue
                 }
@@ -89,43 +97,25 @@ final class PostgresGroupCommitWriter: Sendable {
         }
     }
 
-    /// A pooled connection for `body`, failing with a timeout when none comes within
-    /// `connectionWait` (the database is down or unreachable). Once `body` has begun it
-    /// is not cut short: a transaction abandoned midway would leave its outcome unknown.
+    /// A pooled connection for `body`, failing when none comes within `connectionWait`
+    /// (the database is down or unreachable). Once `body` has begun it is cut short only
+    /// when its connection has closed and the driver did not say so, or after
+    /// `transactionLimit`: its writes then fail with an unknown outcome (a retry with the
+    /// same `clientMessageId` finds a message that did commit).
     private func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T)
         async throws -> T
     {
-        let began = StartFlag()
-        let client = self.client
-        let wait = connectionWait
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
+        let (client, wait) = (self.client, connectionWait)
+        do {
+            return try await Deadline.run(wait, startedLimit: Self.transactionLimit) { deadline in
                 try await client.withConnection { connection in
-                    began.value.store(true, ordering: .sequentiallyConsistent)
+                    guard deadline.begin(lostIf: { connection.isClosed }) else { throw CancellationError() }
                     return try await body(connection)
                 }
             }
-            group.addTask {
-                try await Task.sleep(for: wait)
-                return nil
-            }
-            while let next = try await group.next() {
-                if let value = next {
-                    group.cancelAll()
-                    return value
-                }
-                // The wait ran out: give up unless the batch is already under way.
-                if !began.value.load(ordering: .sequentiallyConsistent) {
-                    group.cancelAll()
-                    throw StoreError("no PostgreSQL connection within \(wait)")
-                }
-            }
-            throw StoreError("PostgreSQL batch ended without a result")
+        } catch let exceeded as Deadline.Exceeded {
+            throw StoreError("PostgreSQL: \(exceeded)")
         }
     }
 }
 
-/// Whether a batch got its connection (shared by the batch and its timeout).
-private final class StartFlag: Sendable {
-    let value = Atomic<Bool>(false)
-}

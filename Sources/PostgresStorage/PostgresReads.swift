@@ -7,7 +7,7 @@ import Storage
 /// The read-side SQL of the PostgreSQL backend: history pages, idempotency
 /// lookups and the start-up snapshot (the same answers as `Storage/ReadQueries`).
 enum PostgresReads {
-    static func history(_ client: PostgresClient, channelID: ChannelID, viewer: UserID, beforeSeq: Int64?,
+    static func history(_ connection: PostgresConnection, channelID: ChannelID, viewer: UserID, beforeSeq: Int64?,
                         afterSeq: Int64?, limit: Int, logger: Logger) async throws -> [Message] {
         guard limit > 0 else { return [] }
         let columns = PostgresRows.messageColumns
@@ -40,14 +40,14 @@ enum PostgresReads {
                 """
             newestFirst = false
         }
-        var messages = try await PostgresRows.messages(try await client.query(query, logger: logger))
+        var messages = try await PostgresRows.messages(try await connection.query(query, logger: logger))
         if newestFirst { messages.reverse() }
         return messages
     }
 
-    static func message(_ client: PostgresClient, sender: UserID, clientMessageID: String,
+    static func message(_ connection: PostgresConnection, sender: UserID, clientMessageID: String,
                         logger: Logger) async throws -> Message? {
-        try await PostgresRows.messages(try await client.query("""
+        try await PostgresRows.messages(try await connection.query("""
             SELECT \(unescaped: PostgresRows.messageColumns) FROM messages
             WHERE sender_id = \(sender) AND client_message_id = \(clientMessageID)
             """, logger: logger)).first

@@ -19,13 +19,16 @@ public final class PostgresStore: Store {
     private let writer: PostgresGroupCommitWriter
     private let logger: Logger
     private let snapshot: StoreSnapshot
+    /// How long a whole read may take (a connection, then the query) before it fails.
+    private let readWait: Duration
 
     public typealias CommitObserver = @Sendable (_ writes: Int, _ nanoseconds: UInt64) -> Void
 
     /// Connects, migrates the schema and loads the start-up snapshot.
     /// - Parameters:
     ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`.
-    ///   - connectionWait: how long a write or read waits for a connection before it fails.
+    ///   - connectionWait: how long a write waits for a connection before it fails (a read: three times
+    ///     this for the connection and the query together).
     ///   - strictBlocking: §5 strict mode (what a 1-to-1 message is stored hidden for).
     public static func open(url: String, logger: Logger, connectionWait: Duration = .seconds(2),
                             strictBlocking: Bool = false,
@@ -55,6 +58,7 @@ public final class PostgresStore: Store {
         self.group = group
         self.logger = logger
         self.snapshot = snapshot
+        self.readWait = connectionWait * 3
         self.writer = PostgresGroupCommitWriter(client: client, logger: logger, connectionWait: connectionWait,
                                                 strictBlocking: strictBlocking, commitObserver: commitObserver)
     }
@@ -79,18 +83,18 @@ public final class PostgresStore: Store {
 
     public func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int,
                         completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void) {
-        let (client, logger) = (self.client, self.logger)
-        read(completion) {
-            try await PostgresReads.history(client, channelID: channelID, viewer: viewer, beforeSeq: beforeSeq,
+        let logger = self.logger
+        read(completion) { connection in
+            try await PostgresReads.history(connection, channelID: channelID, viewer: viewer, beforeSeq: beforeSeq,
                                             afterSeq: afterSeq, limit: limit, logger: logger)
         }
     }
 
     public func message(sender: UserID, clientMessageID: String,
                         completion: @escaping @Sendable (Result<Message?, StoreError>) -> Void) {
-        let (client, logger) = (self.client, self.logger)
-        read(completion) {
-            try await PostgresReads.message(client, sender: sender, clientMessageID: clientMessageID, logger: logger)
+        let logger = self.logger
+        read(completion) { connection in
+            try await PostgresReads.message(connection, sender: sender, clientMessageID: clientMessageID, logger: logger)
         }
     }
 
@@ -111,24 +115,38 @@ public final class PostgresStore: Store {
 
     /// Whether the database answers now (`/readyz`).
     public func isReachable(within wait: Duration = .seconds(1)) async -> Bool {
-        let client = self.client
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await client.query("SELECT 1")) != nil }
-            group.addTask {
-                try? await Task.sleep(for: wait)
-                return false
+        let (client, logger) = (self.client, self.logger)
+        return (try? await Deadline.run(wait) { _ in
+            try await Self.withOpenConnection(client) { _ = try await $0.query("SELECT 1", logger: logger) }
+        }) != nil
+    }
+
+    /// `body` on a pooled connection that is open: postgres-nio may lease one the server
+    /// has just closed, and never answers a query sent on it.
+    static func withOpenConnection<T: Sendable>(_ client: PostgresClient,
+                                                _ body: @escaping @Sendable (PostgresConnection) async throws -> T)
+        async throws -> T
+    {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await client.withConnection { connection in
+                    guard !connection.isClosed else { throw PostgresErrors.ClosedBeforeUse() }
+                    return try await body(connection)
+                }
+            } catch is PostgresErrors.ClosedBeforeUse where attempt < 3 {
+                continue
             }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
         }
     }
 
     private func read<T: Sendable>(_ completion: @escaping @Sendable (Result<T, StoreError>) -> Void,
-                                   _ body: @escaping @Sendable () async throws -> T) {
+                                   _ body: @escaping @Sendable (PostgresConnection) async throws -> T) {
+        let (client, wait) = (self.client, readWait)
         Task(executorPreference: DispatchTaskExecutor.shared) {
             do {
-                completion(.success(try await body()))
+                completion(.success(try await Deadline.run(wait) { _ in try await Self.withOpenConnection(client, body) }))
             } catch let error as StoreError {
                 completion(.failure(error))
             } catch {

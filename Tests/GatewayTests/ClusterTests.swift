@@ -18,6 +18,13 @@ struct ClusterTests {
             self.redis = redis
             self.nodes = nodes
         }
+
+        /// Stops the nodes, then drops the database (dropped first, it would fail writes
+        /// still on their way and make each node's stop wait for them).
+        func end() async {
+            for node in nodes { node.server.stop() }
+            await database.drop()
+        }
     }
 
     private func cluster(nodes count: Int = 3, configure: @escaping (inout ChatSettings) -> Void = { _ in })
@@ -89,7 +96,7 @@ struct ClusterTests {
             #expect(texts.count == Set(texts).count, "\(name) got a message twice")
             #expect(try client.expectNoEvent("message.new"))
         }
-        await cluster.database.drop()
+        await cluster.end()
     }
 
     /// PROTOCOL.md §13: once A's block reply is out, no later message of B reaches A,
@@ -115,7 +122,7 @@ struct ClusterTests {
             }
         }
         #expect(leaks == 0, "\(leaks) of \(trials) messages sent after the block reply reached the blocker")
-        await cluster.database.drop()
+        await cluster.end()
     }
 
     /// A committed message reaches a member on another node even though its own node
@@ -130,7 +137,7 @@ struct ClusterTests {
             seqs.append(try clients[n % 3].send(channelID, "m\(n)")["seq"] as? Int ?? 0)
         }
         #expect(seqs.sorted() == Array(1...30))
-        await cluster.database.drop()
+        await cluster.end()
     }
 
     /// PROTOCOL.md §13: while Redis is down each node serves its own connections (a send
@@ -158,7 +165,7 @@ struct ClusterTests {
         try await eventually("readyz ready again") { node.server.router.dependencies?.unreachable == [] }
         #expect(try alice.send(channelID, "after")["seq"] as? Int == 2)
         #expect(((try bob.nextEvent("message.new"))["data"] as? [String: Any])?["text"] as? String == "after")
-        await cluster.database.drop()
+        await cluster.end()
     }
 
     /// PROTOCOL.md §6 across nodes: one user on three nodes fires 30 sends at once and gets
@@ -197,7 +204,7 @@ struct ClusterTests {
         }
         #expect(ok == 5)
         #expect(retries.count == 25 && retries.allSatisfy { $0 == 200 }, "\(retries)")
-        await cluster.database.drop()
+        await cluster.end()
     }
 
     /// PROTOCOL.md §6 across nodes: 30 live connections of one user spread over three
@@ -221,7 +228,7 @@ struct ClusterTests {
             if !admitted { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(admitted)
-        await cluster.database.drop()
+        await cluster.end()
     }
 
     /// PROTOCOL.md §13: exactly one push event per offline member and message, however many
@@ -250,7 +257,7 @@ struct ClusterTests {
         let lines = pushLines()
         #expect(lines.count == 3, "\(lines)")
         #expect(lines.allSatisfy { $0.contains(#""userId":"carol""#) }, "bob is online on another node: \(lines)")
-        await cluster.database.drop()
+        await cluster.end()
     }
 
     /// PROTOCOL.md §13: a `clientMessageId` sent through two nodes at once is stored once,
@@ -266,8 +273,10 @@ struct ClusterTests {
             let fields: [String: Any] = ["channelId": channelID, "text": "once \(round)", "clientMessageId": "c-\(round)"]
             let first = try phone.fire("message.send", fields)
             let second = try laptop.fire("message.send", fields)
-            let a = try #require(try phone.replies(count: 1)[first]?["result"] as? [String: Any])
-            let b = try #require(try laptop.replies(count: 1)[second]?["result"] as? [String: Any])
+            let replyA = try phone.replies(count: 1)[first]
+            let replyB = try laptop.replies(count: 1)[second]
+            let a = try #require(replyA?["result"] as? [String: Any], "round \(round): \(String(describing: replyA))")
+            let b = try #require(replyB?["result"] as? [String: Any], "round \(round): \(String(describing: replyB))")
             #expect(a["id"] as? String == b["id"] as? String && a["seq"] as? Int == round + 1)
         }
         var texts: [String] = []
@@ -276,6 +285,6 @@ struct ClusterTests {
         }
         #expect(texts == (0..<20).map { "once \($0)" })
         #expect(try bob.expectNoEvent("message.new"), "a send through two nodes reached bob twice")
-        await cluster.database.drop()
+        await cluster.end()
     }
 }

@@ -5,6 +5,7 @@ import Testing
 @testable import PostgresStorage
 import ServiceTestSupport
 import Storage
+import Synchronization
 
 /// `PostgresStore` against a real PostgreSQL (a fresh database per test): the same
 /// answers as the SQLite store, plus what only a shared database has to hold —
@@ -201,6 +202,48 @@ struct PostgresStoreTests {
             let stored = try await store.historyAsync("c1").map(\.id)
             #expect(Set(acknowledged).isSubset(of: Set(stored)))
             #expect(try await store.historyAsync("c1").map(\.seq) == Array(1...Int64(stored.count)))
+        }
+    }
+
+    /// Connections killed while batches are on them, again and again: every write is
+    /// answered, and soon (postgres-nio never answers a query sent on a connection the
+    /// server is closing; the writer must not wait on it), and what was acknowledged is
+    /// stored, gapless.
+    @Test func everyWriteIsAnsweredWhileConnectionsAreKilledUnderIt() async throws {
+        try await withDatabase { database in
+            let store = try await open(database)
+            try await seed(store)
+            let answers = Mutex<[Result<StoreWriteResult, StoreError>]>([])
+            let count = 400
+            let name = database.name
+            let started = ContinuousClock.now
+            for n in 0..<count {
+                store.enqueue(.insertMessage(Fixture.message("k-\(n)", in: "c1", from: "carol"))) { result in
+                    answers.withLock { $0.append(result) }
+                }
+                if n % 40 == 20 {
+                    try await PostgresTestDatabase.admin { client in
+                        try await client.query(PostgresQuery(unsafeSQL: """
+                            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                            WHERE datname = '\(name)' AND pid <> pg_backend_pid()
+                            """))
+                    }
+                }
+            }
+            // A bounded wait: a writer stuck on a dead connection fails here instead of hanging the run.
+            while answers.withLock({ $0.count }) < count, ContinuousClock.now - started < .seconds(8) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let results = answers.withLock { $0 }
+            #expect(results.count == count, "\(count - results.count) writes never answered")
+            let acknowledged = results.compactMap { result -> MessageID? in
+                if case .success(.message(let stored)) = result { return stored.id }
+                return nil
+            }
+            #expect(acknowledged.count > 0)
+            let stored = try await store.historyAsync("c1", limit: 1_000)
+            #expect(Set(acknowledged).isSubset(of: Set(stored.map(\.id))))
+            #expect(stored.map(\.seq) == Array(1...Int64(stored.count)))
         }
     }
 
