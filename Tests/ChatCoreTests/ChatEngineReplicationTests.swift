@@ -30,7 +30,7 @@ struct ChatEngineReplicationTests {
         var engine = makeEngine(users: ["a", "b"])
         _ = engine.replicated(Self.event(.setBlock(blocker: "b", blocked: "a", isBlocked: true, at: 1)), monotonicNow: 0)
         _ = engine.replicated(Self.event(.createChannel(Self.group)), monotonicNow: 0)
-        let message = Message(id: "m1", channelID: "g", seq: 7, senderID: "a", text: "hi", createdAt: 5)
+        let message = Message(id: "m1", channelID: "g", seq: 1, senderID: "a", text: "hi", createdAt: 5)
         let effects = engine.replicated(Self.event(.insertMessage(message), .message(message)), monotonicNow: 0)
         guard case .publishMessage(let channel, let payload, let origin, let excluding)? = effects.first else {
             Issue.record("no publish: \(effects)")
@@ -38,7 +38,7 @@ struct ChatEngineReplicationTests {
         }
         #expect(channel == "g" && excluding == nil)
         #expect(origin.related == [engine.number(for: "b")], "b blocked a: the fan-out must check b")
-        #expect(String(decoding: payload, as: UTF8.self).contains(#""seq":7"#))
+        #expect(String(decoding: payload, as: UTF8.self).contains(#""seq":1"#))
         #expect(engine.directory.newestMessage(of: "g")?.id == "m1")
         #expect(effects.replies.isEmpty)
         #expect(!effects.contains { if case .push = $0 { true } else { false } }, "the committing node pushes")

@@ -87,7 +87,8 @@ extension ChatEngine {
     }
 
     /// A batch the store read for `readHistory`, in seq order (nil: the read failed).
-    public mutating func historyRead(_ read: WriteID, _ batch: [Message]?) -> [EngineEffect] {
+    public mutating func historyRead(_ read: WriteID, _ batch: [Message]?, monotonicNow: Milliseconds = 0) -> [EngineEffect] {
+        if let channel = gapReads.removeValue(forKey: read) { return gapRead(channel, batch, monotonicNow: monotonicNow) }
         guard var pending = historyReads.removeValue(forKey: read) else { return [] }
         guard let batch else {
             return [.reply(pending.requester, .failure(ChatError(.internalError, "storage failed; retry")))]

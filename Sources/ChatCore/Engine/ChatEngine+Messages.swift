@@ -32,6 +32,8 @@ public struct MessageCounters: Sendable, Equatable {
     public var stored = 0
     public var rateLimited = 0
     public var openChannelThrottled = 0
+    /// Seqs given up on after a failed gap read: their messages were not fanned out live.
+    public var gapsSkipped = 0
 
     public init() {}
 }
@@ -162,8 +164,15 @@ extension ChatEngine {
         if case .committed(.existingMessage(let stored)) = outcome {
             // A retry the store recognised (the first send went through another node, or its
             // answer was lost): answered with that message, delivered only the first time.
+            // Fanned out only if this node has not had it (its first node died before publishing it).
             let json = Self.encode(stored)
-            return [.reply(send.requester, .result(json))] + (key.map { settle($0, with: .result(json)) } ?? [])
+            var effects: [EngineEffect] = [.reply(send.requester, .result(json))]
+            effects += key.map { settle($0, with: .result(json)) } ?? []
+            if let channel = directory.channels[stored.channelID] {
+                effects += recordInOrder(stored, json: json, in: channel, excluding: send.requester.session,
+                                         monotonicNow: monotonicNow)
+            }
+            return effects
         }
         guard case .committed(.message(let stored)) = outcome else {
             let error = ChatError(.internalError, "storage failed; retry")
@@ -175,7 +184,8 @@ extension ChatEngine {
         // Retries that waited are answered after the original send's reply.
         if let key { effects += settle(key, with: .result(json)) }
         guard let channel = directory.channels[stored.channelID] else { return effects }
-        effects += record(stored, json: json, in: channel, excluding: send.requester.session, monotonicNow: monotonicNow)
+        effects += recordInOrder(stored, json: json, in: channel, excluding: send.requester.session,
+                                 monotonicNow: monotonicNow)
         let pushes = pushEvents(for: stored, in: channel)
         if !pushes.isEmpty { effects.append(.push(pushes)) }
         return effects

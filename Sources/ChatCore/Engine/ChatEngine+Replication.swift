@@ -6,9 +6,17 @@ extension ChatEngine {
     public mutating func replicated(_ event: BusEvent, monotonicNow: Milliseconds) -> [EngineEffect] {
         switch event.write {
         case .insertMessage:
-            guard case .message(let stored) = event.result, let channel = directory.channels[stored.channelID] else { return [] }
-            counters.stored += 1
-            return record(stored, json: Self.encode(stored), in: channel, excluding: nil, monotonicNow: monotonicNow)
+            // A recognised retry is published too: it fills the gap its first node left by dying
+            // before it published; nodes that had the message drop it by its seq.
+            let stored: Message
+            switch event.result {
+            case .message(let message): stored = message
+            case .existingMessage(let message): stored = message
+            case .done: return []
+            }
+            guard let channel = directory.channels[stored.channelID] else { return [] }
+            if case .message = event.result { counters.stored += 1 }
+            return recordInOrder(stored, json: Self.encode(stored), in: channel, excluding: nil, monotonicNow: monotonicNow)
         case .setBlock(let blocker, let blocked, let isBlocked, _):
             if isBlocked {
                 directory.blocks.block(blocker, blocked)

@@ -84,6 +84,9 @@ public struct ChatEngine: Sendable {
     var userNumbers: [UserID: UserNumber] = [:]
     /// `message.history` pages being read, by read.
     var historyReads: [WriteID: HistoryRead] = [:]
+    /// Messages waiting for a predecessor, and the gap reads on their way (by channel).
+    var heldMessages = HeldMessages()
+    var gapReads: [WriteID: ChannelID] = [:]
     public internal(set) var counters = MessageCounters()
 
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),

@@ -73,6 +73,9 @@ public enum EngineEffect: Sendable, Equatable {
     case publishMessage(ChannelID, payload: [UInt8], origin: MessageOrigin, excluding: SessionID?)
     /// Hand push events to the push sink (§9).
     case push([PushEvent])
+    /// A channel holds messages that arrived ahead of a missing one: after
+    /// `ChatEngine.gapHoldMilliseconds`, call `ChatEngine.gapDue(_:afterSeq:)`.
+    case checkGapLater(ChannelID, afterSeq: Int64)
     /// A line for the operations log.
     case log(LogLevel, String, [String: String])
 }

@@ -1,4 +1,5 @@
 import ChatCore
+import Dispatch
 import Logging
 import Storage
 
@@ -19,8 +20,9 @@ extension ChatService {
                         settle(.failed)
                     case .success(let stored):
                         // In a cluster the write takes effect here once the bus has ordered it.
-                        // A recognised retry wrote nothing: nothing for the other nodes.
-                        if let bus, stored.isNewWrite {
+                        // A recognised retry goes out too: a node that never had the message
+                        // (its first node died before publishing it) fans it out, the others drop it.
+                        if let bus {
                             bus.publish(change, result: stored) { settle(.committed(stored)) }
                         } else {
                             settle(.committed(stored))
@@ -64,7 +66,7 @@ extension ChatService {
             case .readHistory(let read, let channel, let viewer, let before, let after, let limit):
                 store.history(channelID: channel, viewer: viewer, beforeSeq: before, afterSeq: after, limit: limit) { [self] result in
                     let batch = try? result.get()
-                    inbox.async { [self] in run(engine.historyRead(read, batch)) }
+                    inbox.async { [self] in run(engine.historyRead(read, batch, monotonicNow: clock.monotonicNow())) }
                 }
             case .publishMessage(let channel, let payload, let origin, let excluding):
                 publish(SharedEvent(payload: payload, origin: origin), to: channel, excluding: excluding)
@@ -78,6 +80,10 @@ extension ChatService {
                     }
                 } else {
                     push.emit(events)
+                }
+            case .checkGapLater(let channel, let afterSeq):
+                queue.asyncAfter(deadline: .now() + .milliseconds(Int(ChatEngine.gapHoldMilliseconds))) { [self] in
+                    inbox.async { [self] in run(engine.gapDue(channel, afterSeq: afterSeq)) }
                 }
             case .log(let level, let event, let metadata):
                 let fields = metadata.mapValues { Logger.MetadataValue.string($0) }
