@@ -14,12 +14,15 @@ final class ChaosGateway {
     let logPath: String
     let pidPath: String?
     let port: Int
+    /// Settings on top of the chaos defaults (a cluster node's backend, bus and id).
+    private let extraEnvironment: [String: String]
     private var process: Process?
     private let log: FileHandle
     /// Whether the current process was killed by the run (a death the run did not cause is a finding).
     private var killedOnPurpose = false
 
-    init(binary: String, dataDirectory: String, logPath: String, pidPath: String?) throws(LoadTestError) {
+    init(binary: String, dataDirectory: String, logPath: String, pidPath: String?, port: Int? = nil,
+         environment: [String: String] = [:]) throws(LoadTestError) {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw LoadTestError("--gateway-binary \(binary): not an executable file")
         }
@@ -27,7 +30,12 @@ final class ChaosGateway {
         self.dataDirectory = dataDirectory
         self.logPath = logPath
         self.pidPath = pidPath
-        port = try ChaosLoopback.freePort()
+        if let port {
+            self.port = port
+        } else {
+            self.port = try ChaosLoopback.freePort()
+        }
+        extraEnvironment = environment
         do {
             try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         } catch {
@@ -47,6 +55,7 @@ final class ChaosGateway {
         environment["CHAT_GATEWAY_LIMITS_USERMESSAGESPERSECOND"] = "0"
         environment["CHAT_GATEWAY_LIMITS_CONNECTIONREQUESTSPERSECOND"] = "0"
         environment["CHAT_GATEWAY_LOG_LEVEL"] = "warning"
+        environment.merge(extraEnvironment) { _, extra in extra }
         return environment
     }
 

@@ -35,6 +35,17 @@ enum ChaosLoopback {
         return answer.count >= 12 && String(decoding: answer[9..<12], as: UTF8.self) == "200"
     }
 
+    /// Whether something accepts a TCP connection on the loopback port right now.
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
     /// A loopback port that was free a moment ago: bind port 0, read what the kernel chose, close.
     static func freePort() throws(LoadTestError) -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

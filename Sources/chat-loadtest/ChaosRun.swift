@@ -44,7 +44,7 @@ final class ChaosRun {
         let address = try GatewayAddress(url: "ws://127.0.0.1:\(gateway.port)", forceTLS: false)
         senders = roster.userIDs.indices.map {
             ChaosSender(index: $0, userID: roster.userIDs[$0], token: roster.tokens[$0], channelIDs: roster.channelIDs,
-                        address: address, loop: loop, window: window)
+                        addresses: [address], loop: loop, window: window)
         }
         lastSeqs = Array(repeating: 0, count: roster.channelIDs.count)
         acksChecked = Array(repeating: 0, count: roster.userIDs.count)

@@ -29,15 +29,28 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
         case send(ChaosSend)
         case lastSeq(channel: Int)
         case history(channel: Int)
+        case catchUp(channel: Int)
     }
 
     let index: Int
     let userID: String
     private let token: String
     private let channelIDs: [String]
-    private let address: GatewayAddress
+    /// The nodes it may connect to: it starts on `index % count` and moves to the next one
+    /// at each reconnect, as an app behind a load balancer lands anywhere.
+    private let addresses: [GatewayAddress]
+    private var addressIndex: Int
+    private var address: GatewayAddress { addresses[addressIndex] }
     private let loop: EventLoop
     private let window: Int
+    /// Nanoseconds between new messages (0: as fast as the window allows).
+    private let sendInterval: UInt64
+    private var nextNewSendAt: UInt64 = 0
+    private var pumpScheduled = false
+    /// Set: live deliveries are tracked and caught up (a cluster run).
+    private(set) var deliveries: ChaosDeliveries?
+    /// Where each of its channels' ids sits in `channelIDs`.
+    private let channelIndex: [String: Int]
 
     private(set) var phase = Phase.idle
     private var connection: SocketConnection?
@@ -70,15 +83,21 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
     /// Replies the run did not expect (history errors, undecodable frames): each fails the run.
     private(set) var problems: [String] = []
 
-    init(index: Int, userID: String, token: String, channelIDs: [String], address: GatewayAddress, loop: EventLoop,
-         window: Int) {
+    init(index: Int, userID: String, token: String, channelIDs: [String], addresses: [GatewayAddress], loop: EventLoop,
+         window: Int, sendInterval: UInt64 = 0, tracksDeliveries: Bool = false) {
         self.index = index
         self.userID = userID
         self.token = token
         self.channelIDs = channelIDs
-        self.address = address
+        self.addresses = addresses
+        addressIndex = index % addresses.count
         self.loop = loop
         self.window = window
+        self.sendInterval = sendInterval
+        // Spread the senders' first messages over one interval.
+        nextNewSendAt = sendInterval == 0 ? 0 : MonotonicClock.now() + UInt64.random(in: 0..<sendInterval)
+        deliveries = tracksDeliveries ? ChaosDeliveries(channels: channelIDs.count) : nil
+        channelIndex = Dictionary(channelIDs.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         histories = Array(repeating: [], count: channelIDs.count)
         storedBefore = Array(repeating: 0, count: channelIDs.count)
         events.reserveCapacity(64)
@@ -94,6 +113,8 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
 
     var isOpen: Bool { phase == .open }
 
+    var channelCount: Int { channelIDs.count }
+
     /// Whether a new connection may be started: never connected, or the last one is gone.
     var needsConnection: Bool { phase == .idle || phase == .closed }
 
@@ -101,6 +122,7 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
 
     /// Opens a new connection with the user's token (the old one, if any, is gone).
     func connect() {
+        if phase == .closed { addressIndex = (addressIndex + 1) % addresses.count }
         phase = .connecting
         webSocket = Self.newWebSocket()
         handshake = []
@@ -142,6 +164,7 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
             ? $0.clientMessageID.count < $1.clientMessageID.count : $0.clientMessageID < $1.clientMessageID }
         outstanding.removeAll()
         sendsInFlight = 0
+        deliveries?.connectionLost()
         phase = .closed
         self.connection = nil
     }
@@ -158,6 +181,7 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
         upgrade = nil
         let rest = Array(handshake[head.byteCount...])
         handshake = []
+        if let channels = deliveries?.reconnected() { for channel in channels { requestCatchUp(channel) } }
         if !rest.isEmpty { rest.withUnsafeBytes { receive($0, on: connection) } }
     }
 
@@ -178,6 +202,14 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
             if !retryQueue.isEmpty {
                 send = retryQueue.removeFirst()
             } else if mode == .everything {
+                if sendInterval > 0 {
+                    let now = MonotonicClock.now()
+                    guard now >= nextNewSendAt else {
+                        schedulePump(after: nextNewSendAt - now)
+                        break
+                    }
+                    nextNewSendAt = max(nextNewSendAt + sendInterval, now)
+                }
                 send = newSend()
             } else {
                 break
@@ -194,6 +226,15 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
             let payload = ChaosWire.send(id: id, channelID: channelIDs[send.channelIndex], text: send.text,
                                          clientMessageID: send.clientMessageID)
             connection.write(webSocket.encodeText(payload))
+        }
+    }
+
+    private func schedulePump(after nanoseconds: UInt64) {
+        guard !pumpScheduled else { return }
+        pumpScheduled = true
+        loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [self] in
+            pumpScheduled = false
+            pump()
         }
     }
 
@@ -243,7 +284,11 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
         for event in events {
             switch event {
             case .text(let payload):
-                if !ChaosWire.isEvent(payload) { handleReply(payload) }
+                if !ChaosWire.isEvent(payload) {
+                    handleReply(payload)
+                } else if deliveries != nil {
+                    handleEvent(payload)
+                }
             case .send(let frame):
                 connection.write(frame)
             case .closed, .failed:
@@ -253,6 +298,33 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
             }
         }
         events.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: live deliveries (cluster runs)
+
+    private func handleEvent(_ payload: [UInt8]) {
+        guard let event = try? decoder.decode(ChaosWire.Event.self, from: Data(payload)) else {
+            problems.append("undecodable event: \(String(decoding: payload.prefix(200), as: UTF8.self))")
+            return
+        }
+        switch event.event {
+        case "message.new":
+            guard let id = event.data?.channelId, let seq = event.data?.seq, let channel = channelIndex[id] else { return }
+            if let again = deliveries?.saw(seq, in: channel, live: true) { requestCatchUp(again) }
+        case "session.resync":
+            let channels = (event.data?.channelIds ?? []).compactMap { channelIndex[$0] }
+            for channel in deliveries?.resync(channels) ?? [] { requestCatchUp(channel) }
+        default:
+            break
+        }
+    }
+
+    private func requestCatchUp(_ channel: Int, after: Int64? = nil) {
+        guard phase == .open, let connection, let deliveries else { return }
+        let id = nextID()
+        outstanding[id] = .catchUp(channel: channel)
+        connection.write(webSocket.encodeText(ChaosWire.historyAfter(id: id, channelID: channelIDs[channel],
+                                                                     afterSeq: after ?? deliveries.afterSeq(channel))))
     }
 
     private func handleReply(_ payload: [UInt8]) {
@@ -284,6 +356,22 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
             } else {
                 historiesDone.insert(channel)
             }
+        case .catchUp(let channel):
+            guard reply.type == "ok", let messages = reply.result?.messages else {
+                // A node without its database answers ERR_INTERNAL: read again after a pause.
+                if let again = deliveries?.caughtUp(channel, seqs: [], fullPage: false).again {
+                    requestCatchUp(again)
+                    return
+                }
+                loop.queue.asyncAfter(deadline: .now() + .milliseconds(200)) { [self] in
+                    if let channel = deliveries?.catchUp(channel) { requestCatchUp(channel) }
+                }
+                return
+            }
+            let step = deliveries?.caughtUp(channel, seqs: messages.map(\.seq),
+                                            fullPage: messages.count == ChaosWire.catchUpPage)
+            if let next = step?.next { requestCatchUp(channel, after: next) }
+            if let again = step?.again { requestCatchUp(again) }
         }
     }
 
@@ -308,6 +396,7 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
                 counters.retriesNewlyStored += 1
             }
         }
+        _ = deliveries?.saw(message.seq, in: send.channelIndex, live: false)
         acks.append(ChaosAck(channelIndex: send.channelIndex, seq: message.seq, messageID: message.id,
                              clientMessageID: send.clientMessageID, senderIndex: index))
     }

@@ -1,9 +1,9 @@
 import Foundation
 
 /// The frames a chaos run exchanges with the gateway (PROTOCOL.md §2, §4): the
-/// requests it writes as JSON text, and the replies it decodes. The `message.new`
-/// events the senders get from one another are recognised by their first bytes
-/// and skipped without a parse: the run checks the store, not live delivery.
+/// requests it writes as JSON text, and the replies it decodes. Events are recognised
+/// by their first bytes; a single-node run skips them (it checks the store), a
+/// cluster run decodes `message.new` and `session.resync` to check live delivery.
 enum ChaosWire {
     /// `message.send` with a `clientMessageId`, so that sending it again after a
     /// kill returns the stored message or stores it once (§4).
@@ -23,6 +23,28 @@ enum ChaosWire {
     static func historyPage(id: Int, channelID: String, cursor: String?) -> [UInt8] {
         let from = cursor.map { "\"cursor\":\(JSONText.quote($0))" } ?? "\"afterSeq\":0"
         return Array("{\"id\":\(id),\"type\":\"message.history\",\"channelId\":\(JSONText.quote(channelID)),\(from),\"limit\":100}".utf8)
+    }
+
+    /// A catch-up read: the first `limit` messages after `afterSeq` (§4).
+    static func historyAfter(id: Int, channelID: String, afterSeq: Int64) -> [UInt8] {
+        Array(("{\"id\":\(id),\"type\":\"message.history\",\"channelId\":\(JSONText.quote(channelID))," +
+               "\"afterSeq\":\(afterSeq),\"limit\":\(catchUpPage)}").utf8)
+    }
+
+    /// Messages per catch-up read; a full page means there may be more.
+    static let catchUpPage = 100
+
+    /// The events a delivery-tracking client reads: `message.new` (its channel and seq)
+    /// and `session.resync` (its channels); other fields are ignored.
+    struct Event: Decodable {
+        var event: String
+        var data: EventData?
+
+        struct EventData: Decodable {
+            var channelId: String?
+            var seq: Int64?
+            var channelIds: [String]?
+        }
     }
 
     private static let eventPrefix = Array("{\"type\":\"event\"".utf8)

@@ -1,0 +1,85 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The shared services a cluster chaos run breaks: a Redis server of its own (killed with
+/// SIGKILL and started again on the same port: nothing kept, as a restarted bus has), and
+/// PostgreSQL, stopped and started by the commands the caller gives (`scripts/postgres`,
+/// which runs it as the `postgres` user).
+final class ChaosDependencies {
+    let redisPort: Int
+    private let redisBinary: String
+    private let redisLog: FileHandle
+    private var redis: Process?
+    private let postgresStop: String
+    private let postgresStart: String
+
+    init(redisBinary: String, logPath: String, postgresStop: String, postgresStart: String) throws(LoadTestError) {
+        self.redisBinary = redisBinary
+        self.postgresStop = postgresStop
+        self.postgresStart = postgresStart
+        redisPort = try ChaosLoopback.freePort()
+        guard FileManager.default.createFile(atPath: logPath, contents: nil), let log = FileHandle(forWritingAtPath: logPath)
+        else { throw LoadTestError("cannot write \(logPath)") }
+        redisLog = log
+    }
+
+    var redisURL: String { "redis://127.0.0.1:\(redisPort)" }
+
+    /// Starts redis-server and waits until it accepts connections.
+    func startRedis(timeout: Double = 10) throws(LoadTestError) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: redisBinary)
+        process.arguments = ["--port", String(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        process.standardOutput = redisLog
+        process.standardError = redisLog
+        do {
+            try process.run()
+        } catch {
+            throw LoadTestError("cannot start \(redisBinary): \(error)")
+        }
+        redis = process
+        let deadline = MonotonicClock.now() + MonotonicClock.nanoseconds(timeout)
+        while MonotonicClock.now() < deadline {
+            if ChaosLoopback.accepts(port: redisPort) { return }
+            if !process.isRunning { throw LoadTestError("redis-server exited while starting") }
+            usleep(20_000)
+        }
+        throw LoadTestError("redis-server did not listen on \(redisPort) within \(Format.fixed(timeout, 0)) s")
+    }
+
+    /// SIGKILL, reaped.
+    func killRedis() {
+        guard let redis, redis.isRunning else { return }
+        kill(redis.processIdentifier, SIGKILL)
+        redis.waitUntilExit()
+    }
+
+    func stopPostgres() throws(LoadTestError) { try shell(postgresStop) }
+    func startPostgres() throws(LoadTestError) { try shell(postgresStart) }
+
+    /// Runs `command` with /bin/sh and waits for it, its output appended to the log.
+    /// posix_spawn and waitpid rather than Foundation's `Process`, whose `waitUntilExit`
+    /// never returned for a command that started a daemon (`pg_ctl start`).
+    private func shell(_ command: String) throws(LoadTestError) {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, redisLog.fileDescriptor, 1)
+        posix_spawn_file_actions_adddup2(&actions, redisLog.fileDescriptor, 2)
+        let arguments = ["/bin/sh", "-c", command]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, &argv, environ)
+        guard spawned == 0 else { throw LoadTestError("cannot run \(command): errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS, which Swift does not import.
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            throw LoadTestError("\(command) failed (wait status \(status))")
+        }
+    }
+}
