@@ -231,6 +231,45 @@ struct ClusterTests {
         await cluster.end()
     }
 
+    /// PROTOCOL.md §13: the open-channel display throttle (§6, 5 live a second) counts
+    /// every node: every node records every message of the channel in the bus's order, so
+    /// a listener on any node gets the same first 5 of 12 sent through three nodes at once,
+    /// and history holds all 12. (Counting only its own senders, a node would pass up to 12.)
+    @Test func theOpenChannelThrottleCountsEveryNode() async throws {
+        let cluster = try await cluster { chat in chat.service.openChannelMessagesPerSecond = 5 }
+        var listeners: [ChatClient] = []
+        for n in 0..<3 { listeners.append(try await cluster.nodes[n].connect("listener\(n)")) }
+        let open = try #require(try listeners[0].ok("channel.create", ["channelType": "open", "name": "lobby"])["id"] as? String)
+        for listener in listeners.dropFirst() { _ = try listener.ok("channel.join", ["channelId": open]) }
+        var senders: [ChatClient] = []
+        for n in 0..<12 {
+            let sender = try await cluster.nodes[n % 3].connect("s\(n)")
+            _ = try sender.ok("channel.join", ["channelId": open])
+            senders.append(sender)
+        }
+        // A group with every listener: its message, sent last, comes after all 12 in every node's order.
+        let marker = try await group(by: senders[0], with: ["listener0", "listener1", "listener2"])
+        for listener in listeners { _ = try listener.nextEvent("channel.updated") }
+        let fired = try senders.enumerated().map { try $1.fire("message.send", ["channelId": open, "text": "from s\($0)"]) }
+        for (sender, id) in zip(senders, fired) { #expect(try sender.replies(count: 1)[id]?["type"] as? String == "ok") }
+        _ = try senders[0].send(marker, "after the twelve")
+        var seen: [[String]] = []
+        for listener in listeners {
+            var ids: [String] = []
+            while true {
+                let event = try listener.nextEvent("message.new")
+                let data = event["data"] as? [String: Any] ?? [:]
+                if data["channelId"] as? String == marker { break }
+                ids.append(data["id"] as? String ?? "?")
+            }
+            seen.append(ids)
+        }
+        #expect(seen.map(\.count) == [5, 5, 5], "\(seen)")
+        #expect(Set(seen.map { $0.joined(separator: ",") }).count == 1, "every node passes the same five: \(seen)")
+        #expect(try listeners[2].fullHistory(open).count == 12)
+        await cluster.end()
+    }
+
     /// PROTOCOL.md §13: exactly one push event per offline member and message, however many
     /// nodes: the committing node pushes, and only to members with no connection on any node.
     @Test func oneNodePushesEachOfflineMemberOnce() async throws {
