@@ -23,6 +23,10 @@ public final class RedisConnection: @unchecked Sendable {
     private var onClose: ((String?) -> Void)?
     /// Held while hiredis holds a pointer to this object.
     private var selfReference: Unmanaged<RedisConnection>?
+    /// Subscription handlers, kept here rather than by hiredis: hiredis registers one per
+    /// channel and calls each registration at a disconnect, so one handler hears
+    /// `.disconnected` once per channel; it lives until hiredis's last call.
+    private var subscriptions: [ReplyBox] = []
 
     /// Starts connecting to `host:port` (an IP address; hiredis does not resolve names
     /// asynchronously). `connected` gets nil once the connection is up or the reason it
@@ -89,8 +93,9 @@ public final class RedisConnection: @unchecked Sendable {
     /// and `["message", channel, payload]` arrays), then `.disconnected` once, when the
     /// connection goes away. A subscribed connection takes no other commands.
     public func subscribe(_ channels: [String], message: @escaping (RedisReply) -> Void) {
-        command([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) },
-                box: ReplyBox(handler: message, persistent: true))
+        let box = ReplyBox(handler: message, persistent: true)
+        subscriptions.append(box)
+        command([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }, box: box)
     }
 
     /// Closes after the replies already asked for have come; `closed` gets nil.
@@ -112,7 +117,8 @@ public final class RedisConnection: @unchecked Sendable {
             box.handler(.disconnected)
             return
         }
-        let unmanaged = Unmanaged.passRetained(box)
+        // A one-off command's box is owned by hiredis until its reply; a subscription's by `subscriptions`.
+        let unmanaged = box.persistent ? Unmanaged.passUnretained(box) : Unmanaged.passRetained(box)
         var lengths = arguments.map(\.count)
         let status: Int32 = withPointers(to: arguments) { pointers in
             lengths.withUnsafeMutableBufferPointer { lengths in
@@ -120,7 +126,7 @@ public final class RedisConnection: @unchecked Sendable {
             }
         }
         if status != REDIS_OK {
-            unmanaged.release()
+            if !box.persistent { unmanaged.release() }
             box.handler(.disconnected)
         }
     }
@@ -226,6 +232,7 @@ public final class RedisConnection: @unchecked Sendable {
         connection.forgetContext()
         let reference = connection.selfReference
         connection.selfReference = nil
+        connection.subscriptions.removeAll()
         reference?.release()
     }
 
@@ -234,7 +241,13 @@ public final class RedisConnection: @unchecked Sendable {
         let unmanaged = Unmanaged<ReplyBox>.fromOpaque(box)
         let replyBox = unmanaged.takeUnretainedValue()
         let value = RedisReply(reply)
-        if !replyBox.persistent || value == .disconnected { unmanaged.release() }
+        if !replyBox.persistent {
+            unmanaged.release()
+        } else if value == .disconnected {
+            // Once per subscription, however many channels it registered.
+            guard !replyBox.ended else { return }
+            replyBox.ended = true
+        }
         replyBox.handler(value)
     }
 }
@@ -243,6 +256,8 @@ public final class RedisConnection: @unchecked Sendable {
 private final class ReplyBox {
     let handler: (RedisReply) -> Void
     let persistent: Bool
+    /// A subscription that has heard `.disconnected`.
+    var ended = false
 
     init(handler: @escaping (RedisReply) -> Void, persistent: Bool) {
         self.handler = handler

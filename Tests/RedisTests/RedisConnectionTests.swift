@@ -109,6 +109,30 @@ struct RedisConnectionTests {
         #expect(!connected)
     }
 
+    /// hiredis registers a subscription's callback once per channel and calls each at a
+    /// disconnect: the handler hears `.disconnected` once, and nothing is freed twice.
+    @Test func aSubscriptionToSeveralChannelsEndsOnceWhenTheServerDies() async throws {
+        let server = try RedisTestServer()
+        let seen = Seen()
+        let port = server.port
+        let result: ConnectResult = try await onLoop { done in
+            var connection: RedisConnection?
+            connection = RedisConnection(host: "127.0.0.1", port: port, loop: loop, connected: { failure in
+                connection?.subscribe(["one", "two", "three"]) { reply in
+                    if case .array(let parts) = reply { seen.add("\(parts[0].text ?? "?") \(parts[1].text ?? "?")") }
+                    if reply == .disconnected { seen.add("disconnected") }
+                }
+                done(ConnectResult(connection: connection, failure: failure))
+            }, closed: { _ in seen.add("closed") })
+        }
+        #expect(result.failure == nil)
+        for _ in 0..<200 where seen.all.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        server.kill()
+        for _ in 0..<200 where !seen.all.contains("closed") { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(seen.all == ["subscribe one", "subscribe two", "subscribe three", "disconnected", "closed"])
+    }
+
     final class Seen: Sendable {
         private let values = Mutex<[String]>([])
         func add(_ value: String) { values.withLock { $0.append(value) } }
