@@ -77,8 +77,10 @@ public struct ChatDirectory: Sendable {
         }
     }
 
-    /// Whether the user holds a live connection.
+    /// Whether the user holds a live connection (in a cluster: on any node).
     public func isOnline(_ user: UserID) -> Bool { online.contains(user) }
+
+    public var onlineUsers: Set<UserID> { online }
 
     /// Members of a group channel with no live connection (empty for open channels).
     public func offlineMembers(of channelID: ChannelID) -> Set<UserID> { offlineMembers[channelID] ?? [] }

@@ -55,6 +55,10 @@ public enum RequestDecoder {
                              limit: try f.limit(), cursor: try f.string("cursor"))
         case "user.update":
             return .userUpdate(name: try f.string("name"), image: try f.string("image"), metadata: try f.stringMap("metadata"))
+        case "presence.subscribe":
+            return .presenceSubscribe(try blockIDs(f))
+        case "presence.unsubscribe":
+            return .presenceUnsubscribe(try blockIDs(f))
         case "user.block":
             return .userBlock(try blockIDs(f))
         case "user.unblock":
@@ -119,6 +123,7 @@ public enum RequestDecoder {
         }
     }
 
+    /// `userIds`: 1 to 100 users (blocks, presence).
     private static func blockIDs(_ f: JSONFields) throws(ChatError) -> [UserID] {
         guard let ids = try f.stringArray("userIds"), !ids.isEmpty else {
             throw ChatError(.badRequest, "userIds must list 1 to 100 users")

@@ -98,7 +98,11 @@ public final class GatewayServer: @unchecked Sendable {
            let loop = server.group.loops.first {
             let bus = ClusterBus(host: address.host, port: address.port, nodeID: chat.nodeID, loop: loop, logger: logger,
                                  metrics: metrics, received: { [weak service] event in service?.busReceived(event) },
-                                 resumed: { [weak service] in service?.busResumed() })
+                                 resumed: { [weak service] in service?.busResumed() },
+                                 presenceChanged: { [weak service] user, online, at in
+                                     service?.busPresence(user, online: online, at: at)
+                                 },
+                                 presenceSnapshot: { [weak service] entries in service?.busPresenceSnapshot(entries) })
             service.bus = bus
             probes.append(DependencyWatch.Probe(name: "redis", isReachable: { bus.isReachable }))
             bus.start()

@@ -270,6 +270,40 @@ struct ClusterTests {
         await cluster.end()
     }
 
+    /// PROTOCOL.md §13/§14: presence reflects every node. A user is online while one of its
+    /// connections lives on any node: followers on other nodes hear the first connection
+    /// and the last close, nothing in between, and a node asked afterwards knows the state.
+    @Test func presenceChangesAreSeenOnEveryNode() async throws {
+        let cluster = try await cluster()
+        _ = try await cluster.nodes[0].admin("POST", "/v1/admin/users", body: ["id": "alice"])
+        let bob = try await cluster.nodes[1].connect("bob")
+        /// "alice true" from a `user.presence`.
+        func change(_ event: [String: Any]) -> String {
+            let data = event["data"] as? [String: Any] ?? [:]
+            return "\(data["userId"] as? String ?? "?") \(data["online"] as? Bool ?? false)"
+        }
+        func online(_ reply: [String: Any]) -> Bool? {
+            (reply["users"] as? [[String: Any]])?.first?["online"] as? Bool
+        }
+        #expect(online(try bob.ok("presence.subscribe", ["userIds": ["alice"]])) == false)
+        let phone = try await cluster.nodes[0].connect("alice", query: "&device=phone")
+        #expect(change(try bob.nextEvent("user.presence")) == "alice true")
+        let laptop = try await cluster.nodes[2].connect("alice", query: "&device=laptop")
+        let carol = try await cluster.nodes[2].connect("carol")
+        #expect(online(try carol.ok("presence.subscribe", ["userIds": ["alice"]])) == true)
+        phone.connection.dropConnection()
+        // Her laptop on node 3 keeps her online: give the close time to reach Redis, then check.
+        for _ in 0..<20 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(try bob.expectNoEvent("user.presence"), "alice is still online on node 3")
+        #expect(online(try bob.ok("presence.subscribe", ["userIds": ["alice"]])) == true)
+        laptop.connection.dropConnection()
+        #expect(change(try bob.nextEvent("user.presence")) == "alice false")
+        #expect(change(try carol.nextEvent("user.presence")) == "alice false")
+        let late = try await cluster.nodes[0].connect("dave")
+        #expect(online(try late.ok("presence.subscribe", ["userIds": ["alice"]])) == false)
+        await cluster.end()
+    }
+
     /// PROTOCOL.md §13: exactly one push event per offline member and message, however many
     /// nodes: the committing node pushes, and only to members with no connection on any node.
     @Test func oneNodePushesEachOfflineMemberOnce() async throws {

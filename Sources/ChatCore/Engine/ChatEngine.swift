@@ -87,6 +87,7 @@ public struct ChatEngine: Sendable {
     /// Messages waiting for a predecessor, and the gap reads on their way (by channel).
     var heldMessages = HeldMessages()
     var gapReads: [WriteID: ChannelID] = [:]
+    var presence = PresenceSubscriptions()
     public internal(set) var counters = MessageCounters()
 
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),

@@ -54,6 +54,8 @@ public enum EngineEffect: Sendable, Equatable {
     case removeFromChannel([UserID], ChannelID)
     /// Send one event (its JSON text) to every live session of `users` but `excluding`.
     case publishToUsers([UserID], payload: [UInt8], excluding: SessionID?)
+    /// Send one event (its JSON text) to these sessions.
+    case publishToSessions([SessionID], payload: [UInt8])
     /// Close every live session of a user.
     case closeSessions(of: UserID, SessionEnd)
     /// Background profile writes failed (this many users wait): call

@@ -38,6 +38,8 @@ extension ChatService {
                 forEachShard { $0.add(users: users, to: channel) }
             case .removeFromChannel(let users, let channel):
                 forEachShard { $0.remove(users: users, from: channel) }
+            case .publishToSessions(let sessions, let payload):
+                for session in sessions { reply(to: session, payload) }
             case .publishToUsers(let users, let payload, let excluding):
                 publish(SharedEvent(payload: payload), toUsers: users, excluding: excluding)
             case .closeSessions(let user, .deactivated):
@@ -141,6 +143,26 @@ extension ChatService {
     /// Another node's committed write, off the bus (on the bus loop).
     func busReceived(_ event: BusEvent) {
         inbox.async { [self] in run(engine.replicated(event, monotonicNow: clock.monotonicNow())) }
+    }
+
+    /// A user came online or went offline on some node (off the bus, in Redis's order).
+    func busPresence(_ user: UserID, online: Bool, at time: Milliseconds) {
+        inbox.async { [self] in run(engine.presenceChanged(user, online: online, at: time)) }
+    }
+
+    /// Every user with a live connection entry, read when the presence subscription
+    /// (re)started: whoever changed meanwhile is announced now.
+    func busPresenceSnapshot(_ entries: [(user: UserID, expiresAt: Milliseconds)]) {
+        inbox.async { [self] in
+            let now = clock.now()
+            let online = Set(entries.filter { $0.expiresAt > now }.map(\.user))
+            for user in directory.onlineUsers.subtracting(online).sorted() {
+                run(engine.presenceChanged(user, online: false, at: now))
+            }
+            for user in online.subtracting(directory.onlineUsers).sorted() {
+                run(engine.presenceChanged(user, online: true, at: now))
+            }
+        }
     }
 
     /// The bus is back after an outage: every connection here hears which of its channels

@@ -43,11 +43,13 @@ extension ChatService {
                         return
                     }
                     admitAcrossNodes(identity, bus: bus) { [self] entry in
-                        let verdict = register(identity, device: device, hideBlocked: hideBlocked, loop: loop)
+                        // With an entry, Redis announces the user online to every node.
+                        let verdict = register(identity, device: device, hideBlocked: hideBlocked, loop: loop,
+                                               presenceOnBus: entry != nil)
                         if case .accept(let record) = verdict, let entry {
                             connectionEntries[record.id] = (identity.userID, entry)
                         } else if let entry {
-                            bus.releaseConnection(user: identity.userID, entry: entry)
+                            bus.releaseConnection(user: identity.userID, entry: entry, now: clock.now()) { _ in }
                         }
                         completion(verdict)
                     } refused: { [self] in
@@ -83,11 +85,13 @@ extension ChatService {
         queue.asyncAfter(deadline: .now() + .seconds(5)) { [weak self] in
             guard let self, let bus else { return }
             bus.refreshConnections(Array(connectionEntries.values), now: clock.now())
+            bus.expirePresence(now: clock.now())
             scheduleConnectionRefresh()
         }
     }
 
-    private func register(_ identity: VerifiedToken, device: String?, hideBlocked: Bool, loop: EventLoop) -> SessionVerdict {
+    private func register(_ identity: VerifiedToken, device: String?, hideBlocked: Bool, loop: EventLoop,
+                          presenceOnBus: Bool = false) -> SessionVerdict {
         if directory.users[identity.userID]?.deactivated == true {
             return Self.reject(403, ChatError(.forbidden, "user is deactivated"))
         }
@@ -109,7 +113,7 @@ extension ChatService {
         let record = SessionRecord(id: address.id, userID: user.id, userNumber: number(for: user.id), device: device,
                                    hideBlocked: hideBlocked, expiresAt: identity.expiresAt, loopIndex: loop.index)
         sessions[user.id, default: []].append(record)
-        directory.setOnline(user.id, true)
+        if !presenceOnBus { run(engine.presenceChanged(user.id, online: true, at: clock.now())) }
         let channels = directory.channelIDs(of: user.id)
         let blocked = Set(directory.blocks.blocked(by: user.id).map(number(for:)))
         let blockedBy = Set(directory.blocks.blockers(of: user.id).map(number(for:)))
@@ -132,16 +136,29 @@ extension ChatService {
         inbox.async { [self] in
             // The loop unregistered the session before this ran: its slot is free for reuse.
             freeSlots[record.loopIndex].append(SessionAddress(record.id).slot)
-            if let (user, entry) = connectionEntries.removeValue(forKey: record.id) {
-                bus?.releaseConnection(user: user, entry: entry)
-            }
+            engine.presenceSessionClosed(record.id)
+            let entry = connectionEntries.removeValue(forKey: record.id)
             sessions[record.userID]?.removeAll { $0.id == record.id }
-            if sessions[record.userID]?.isEmpty == true {
-                sessions[record.userID] = nil
-                directory.setOnline(record.userID, false)
-                if var user = directory.users[record.userID] {
-                    user.lastSeenAt = clock.now()
-                    run(engine.touchUser(user))
+            guard sessions[record.userID]?.isEmpty == true else {
+                if let entry { bus?.releaseConnection(user: entry.user, entry: entry.entry, now: clock.now()) { _ in } }
+                return
+            }
+            sessions[record.userID] = nil
+            let now = clock.now()
+            if var user = directory.users[record.userID] {
+                user.lastSeenAt = now
+                run(engine.touchUser(user))
+            }
+            guard let entry, let bus else {
+                run(engine.presenceChanged(record.userID, online: false, at: now))
+                return
+            }
+            // Redis announces the user offline when no node holds a connection of it any more;
+            // when Redis cannot be asked, this node says what it knows.
+            bus.releaseConnection(user: entry.user, entry: entry.entry, now: now) { [self] released in
+                guard !released else { return }
+                inbox.async { [self] in
+                    if sessions[record.userID] == nil { run(engine.presenceChanged(record.userID, online: false, at: now)) }
                 }
             }
         }

@@ -222,6 +222,11 @@ final class ChatService: @unchecked Sendable {
         case .messageHistory(let channelID, let before, let after, let limit, let cursor):
             messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit,
                            cursor: cursor)
+        case .presenceSubscribe(let targets):
+            reply(to: session.id, requestID: id, json: try engine.presenceSubscribe(session: session.id, user: user, to: targets))
+        case .presenceUnsubscribe(let targets):
+            engine.presenceUnsubscribe(session: session.id, from: targets)
+            reply(to: session.id, requestID: id, json: Array("{}".utf8))
         }
     }
 }

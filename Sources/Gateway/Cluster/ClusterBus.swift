@@ -34,6 +34,11 @@ final class ClusterBus: @unchecked Sendable {
     private let received: @Sendable (BusEvent) -> Void
     /// The subscription is back after it was lost (called on the loop).
     private let resumed: @Sendable () -> Void
+    /// A user came online or went offline cluster-wide (called on the loop, in Redis's order).
+    private let presenceChanged: @Sendable (_ user: UserID, _ online: Bool, _ at: Milliseconds) -> Void
+    /// Every user with a live entry and the entry's expiry (ms), read whenever the presence
+    /// subscription (re)starts: changes missed meanwhile are made up from it.
+    private let presenceSnapshot: @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void
 
     private var publisher: RedisConnection?
     private var subscriber: RedisConnection?
@@ -49,7 +54,11 @@ final class ClusterBus: @unchecked Sendable {
     private let reachable = Atomic<Bool>(false)
 
     init(host: String, port: Int, nodeID: String, loop: EventLoop, logger: Logger, metrics: GatewayMetrics,
-         received: @escaping @Sendable (BusEvent) -> Void, resumed: @escaping @Sendable () -> Void) {
+         received: @escaping @Sendable (BusEvent) -> Void, resumed: @escaping @Sendable () -> Void,
+         presenceChanged: @escaping @Sendable (UserID, Bool, Milliseconds) -> Void = { _, _, _ in },
+         presenceSnapshot: @escaping @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void = { _ in }) {
+        self.presenceChanged = presenceChanged
+        self.presenceSnapshot = presenceSnapshot
         self.host = host
         self.port = port
         self.nodeID = nodeID
@@ -145,17 +154,10 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
-    /// Live connections of a user across nodes: a sorted set per user, one member per
-    /// connection scored by when it expires unless its node refreshes it, so the connections
-    /// of a node killed with `kill -9` stop counting by themselves. Admission prunes the
-    /// expired entries, counts, and adds, atomically. Returns 1 (admitted) or 0 (at the cap).
-    static let admitConnectionScript = """
-        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-        if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-        redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
-        redis.call('PEXPIRE', KEYS[1], ARGV[5])
-        return 1
-        """
+    // Live connections of a user across nodes: a sorted set per user, one member per
+    // connection scored by when it expires unless its node refreshes it, so the connections
+    // of a node killed with `kill -9` stop counting by themselves. Admission prunes the
+    // expired entries, counts, and adds, atomically (`admitAndAnnounceScript`).
 
     /// How long a connection entry counts without a refresh.
     static let connectionEntryMilliseconds: Int64 = 15_000
@@ -172,8 +174,8 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             let expiry = now + Self.connectionEntryMilliseconds
-            publisher.send(["EVAL", Self.admitConnectionScript, "1", Self.connectionsKey(user), "\(now)", "\(cap)",
-                            "\(expiry)", entry, "\(Self.connectionEntryMilliseconds * 2)"]) { reply in
+            publisher.send(["EVAL", Self.admitAndAnnounceScript, "2", Self.connectionsKey(user), Self.onlineKey, "\(now)",
+                            "\(cap)", "\(expiry)", entry, "\(Self.connectionEntryMilliseconds * 2)", user]) { reply in
                 guard case .integer(let admitted) = reply else {
                     decided(nil)
                     return
@@ -215,10 +217,27 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
-    /// Forgets a closed connection's entry.
-    func releaseConnection(user: UserID, entry: String) {
+    /// Forgets a closed connection's entry (announcing the user offline when it was its last);
+    /// `done` gets false when Redis could not be asked.
+    func releaseConnection(user: UserID, entry: String, now: Milliseconds, done: @escaping @Sendable (Bool) -> Void) {
         loop.execute { [self] in
-            publisher?.send(["ZREM", Self.connectionsKey(user), entry]) { _ in }
+            guard let publisher, publisher.isConnected else {
+                done(false)
+                return
+            }
+            publisher.send(["EVAL", Self.releaseAndAnnounceScript, "2", Self.connectionsKey(user), Self.onlineKey, entry,
+                            "\(now)", user]) { reply in
+                done(!reply.isFailure)
+            }
+        }
+    }
+
+    /// Announces offline the users whose entries all expired (their node died); every node
+    /// runs it every few seconds, and each user is announced by one.
+    func expirePresence(now: Milliseconds) {
+        loop.execute { [self] in
+            guard let publisher, publisher.isConnected else { return }
+            publisher.send(["EVAL", Self.expirePresenceScript, "1", Self.onlineKey, "\(now)", "chat:conns:"]) { _ in }
         }
     }
 
@@ -233,6 +252,8 @@ final class ClusterBus: @unchecked Sendable {
             // One expiry per user's set, however many of its connections live here.
             for user in Set(entries.map(\.user)) {
                 publisher.send(["PEXPIRE", Self.connectionsKey(user), "\(Self.connectionEntryMilliseconds * 2)"]) { _ in }
+                // Back in `chat:online` after a Redis restart emptied it: announced online again.
+                publisher.send(["EVAL", Self.refreshPresenceScript, "1", Self.onlineKey, expiry, user, "\(now)"]) { _ in }
             }
         }
     }
@@ -265,7 +286,7 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             subscriberRetry = 0.05
-            subscriber?.subscribe([Self.channel]) { [self] reply in handleSubscription(reply) }
+            subscriber?.subscribe([Self.channel, Self.presenceChannel]) { [self] reply in handleSubscription(reply) }
         }, closed: { [self] reason in
             subscriber = nil
             subscriptionLost()
@@ -275,6 +296,11 @@ final class ClusterBus: @unchecked Sendable {
 
     private func handleSubscription(_ reply: RedisReply) {
         switch reply {
+        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.presenceChannel:
+            guard case .string(let payload) = parts[2], let change = Self.parsePresence(payload) else { return }
+            presenceChanged(change.user, change.online, change.at)
+        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == Self.presenceChannel:
+            readPresenceSnapshot()
         case .array(let parts) where parts.count == 3 && parts[0].text == "message":
             guard case .string(let payload) = parts[2] else { return }
             metrics.busEventsIn.increment()
@@ -302,6 +328,24 @@ final class ClusterBus: @unchecked Sendable {
             subscriptionLost()
         default:
             break
+        }
+    }
+
+    /// Every user with a live entry (after the presence subscription started, so that no
+    /// change falls between the two).
+    private func readPresenceSnapshot() {
+        guard let publisher, publisher.isConnected else { return }
+        publisher.send(["ZRANGE", Self.onlineKey, "0", "-1", "WITHSCORES"]) { [self] reply in
+            guard case .array(let parts) = reply else { return }
+            var users: [(user: UserID, expiresAt: Milliseconds)] = []
+            var index = 0
+            while index + 1 < parts.count {
+                if let user = parts[index].text, let score = parts[index + 1].text.flatMap({ Double($0) }) {
+                    users.append((user, Milliseconds(score)))
+                }
+                index += 2
+            }
+            presenceSnapshot(users)
         }
     }
 
