@@ -96,6 +96,12 @@ struct ClusterTests {
             #expect(texts.count == Set(texts).count, "\(name) got a message twice")
             #expect(try client.expectNoEvent("message.new"))
         }
+        // Each node timed its own writes' bus round trip (the bus lag every reply waits on).
+        for node in cluster.nodes {
+            let metrics = try await node.http("GET", "/metrics").body
+            let count = metrics.split(separator: "\n").first { $0.hasPrefix("chat_bus_echo_duration_seconds_count") }
+            #expect((count?.split(separator: " ").last.flatMap { Double($0) } ?? 0) >= Double(perSender), "\(count ?? "none")")
+        }
         await cluster.end()
     }
 

@@ -50,6 +50,8 @@ final class ClusterBus: @unchecked Sendable {
     private var lastNumber: UInt64 = 0
     /// This node's events published and not yet back on the subscription, by number.
     private var awaitingEcho: [UInt64: @Sendable () -> Void] = [:]
+    /// When each of them was published (uptime ns), for the echo latency.
+    private var publishedAt: [UInt64: UInt64] = [:]
     private var stopped = false
     private let reachable = Atomic<Bool>(false)
 
@@ -102,9 +104,11 @@ final class ClusterBus: @unchecked Sendable {
             let number = lastNumber
             let payload = BusEvent(node: nodeID, number: number, write: write, result: result).encoded()
             awaitingEcho[number] = ordered
+            publishedAt[number] = DispatchTime.now().uptimeNanoseconds
             metrics.busEventsOut.increment()
             publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
                 guard reply.isFailure, let waiting = awaitingEcho.removeValue(forKey: number) else { return }
+                publishedAt[number] = nil
                 noteMissed()
                 waiting()
             }
@@ -312,6 +316,9 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             if event.node == nodeID {
+                if let sent = publishedAt.removeValue(forKey: event.number) {
+                    metrics.busEchoLatency.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - sent))
+                }
                 awaitingEcho.removeValue(forKey: event.number)?()
             } else {
                 received(event)
@@ -362,6 +369,7 @@ final class ClusterBus: @unchecked Sendable {
         noteMissed()
         let waiting = awaitingEcho.sorted { $0.key < $1.key }.map(\.value)
         awaitingEcho.removeAll()
+        publishedAt.removeAll()
         for ordered in waiting { ordered() }
     }
 

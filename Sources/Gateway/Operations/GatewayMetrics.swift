@@ -35,6 +35,9 @@ final class GatewayMetrics: Sendable {
     let busEventsOut: CoreMetrics.Counter
     let busEventsIn: CoreMetrics.Counter
     let busResyncs: CoreMetrics.Counter
+    /// From a node's PUBLISH to its own event coming back on its subscription: the bus
+    /// round trip every cluster write waits for before its reply.
+    let busEchoLatency: CoreMetrics.Timer
 
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -43,6 +46,11 @@ final class GatewayMetrics: Sendable {
                 .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
                 .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
                 .milliseconds(100), .milliseconds(250), .seconds(1),
+            ],
+            "chat_bus_echo_duration_seconds": [
+                .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+                .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                .milliseconds(250), .seconds(1),
             ],
             "chat_fanout_duration_seconds": [
                 .microseconds(10), .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500),
@@ -75,6 +83,7 @@ final class GatewayMetrics: Sendable {
         busEventsOut = CoreMetrics.Counter(label: "chat_bus_events_total", dimensions: [("direction", "out")], factory: factory)
         busEventsIn = CoreMetrics.Counter(label: "chat_bus_events_total", dimensions: [("direction", "in")], factory: factory)
         busResyncs = CoreMetrics.Counter(label: "chat_bus_resyncs_total", factory: factory)
+        busEchoLatency = CoreMetrics.Timer(label: "chat_bus_echo_duration_seconds", factory: factory)
         for outcome in ["accepted", "400", "401", "403", "404", "408", "426", "429", "431", "503"] {
             handshake(outcome, count: 0)
         }
