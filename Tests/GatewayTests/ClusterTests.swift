@@ -310,6 +310,41 @@ struct ClusterTests {
         await cluster.end()
     }
 
+    /// A node that cannot publish while the others stay subscribed (its publish connection
+    /// lost, Redis fine) publishes what it committed meanwhile once it can: a block made then
+    /// holds on the other nodes afterwards, instead of only in the database (fails with the
+    /// outbox left unpublished).
+    @Test func writesANodeCouldNotPublishReachTheOthersOnceItCan() async throws {
+        let cluster = try await cluster()
+        let alice = try await cluster.nodes[0].connect("alice")
+        // In a group only the node's memory of the block filters (a 1-to-1 message is also
+        // stored hidden by the database's block rows): the case the outbox is for.
+        let aliceOnNode2 = try await cluster.nodes[1].connect("alice", query: "&device=tablet&hideBlocked=1")
+        let bob = try await cluster.nodes[1].connect("bob")
+        _ = try await cluster.nodes[0].admin("POST", "/v1/admin/users", body: ["id": "carol"])
+        let dm = try await group(by: alice, with: ["bob", "carol"])
+        _ = try bob.nextEvent("channel.updated")
+        _ = try bob.send(dm, "before")
+        _ = try aliceOnNode2.nextEvent("message.new")
+        try #require(cluster.nodes[0].server.router.chat?.bus).holdPublisher(for: .milliseconds(500))
+        try await eventually("node 1 lost its publish connection") {
+            cluster.nodes[0].server.router.chat?.bus?.isReachable == false
+        }
+        #expect((try alice.ok("user.block", ["userIds": ["bob"]])["results"] as? [String: Any])?["bob"] as? String == "success")
+        try await eventually("node 1 publishes again") { cluster.nodes[0].server.router.chat?.bus?.isReachable == true }
+        // The block reaches node 2 off the bus shortly after node 1 can publish again.
+        var delivered = true
+        for attempt in 0..<50 where delivered {
+            _ = try bob.send(dm, "after \(attempt)")
+            _ = try await cluster.nodes[1].admin("GET", "/v1/admin/users/alice")  // a round trip through node 2
+            delivered = !(try aliceOnNode2.expectNoEvent("message.new"))
+            _ = aliceOnNode2.takeBufferedEvents("message.new")
+            if delivered { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(!delivered, "node 2 never heard of the block alice made while node 1 could not publish")
+        await cluster.end()
+    }
+
     /// PROTOCOL.md §13: exactly one push event per offline member and message, however many
     /// nodes: the committing node pushes, and only to members with no connection on any node.
     @Test func oneNodePushesEachOfflineMemberOnce() async throws {

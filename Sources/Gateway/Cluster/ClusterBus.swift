@@ -52,6 +52,10 @@ final class ClusterBus: @unchecked Sendable {
     private var awaitingEcho: [UInt64: @Sendable () -> Void] = [:]
     /// When each of them was published (uptime ns), for the echo latency.
     private var publishedAt: [UInt64: UInt64] = [:]
+    /// Committed events the bus did not take, published again once it does.
+    private var outbox = BusOutbox()
+    /// Tests: no publish connection before this (uptime ns).
+    private var publisherHeldUntil: UInt64 = 0
     private var stopped = false
     private let reachable = Atomic<Bool>(false)
 
@@ -95,19 +99,34 @@ final class ClusterBus: @unchecked Sendable {
     /// carry it.
     func publish(_ write: StoreWrite, result: StoreWriteResult, ordered: @escaping @Sendable () -> Void) {
         loop.execute { [self] in
-            guard let publisher, publisher.isConnected, subscribed else {
-                noteMissed()
-                ordered()
-                return
-            }
             lastNumber += 1
             let number = lastNumber
             let payload = BusEvent(node: nodeID, number: number, write: write, result: result).encoded()
+            guard let publisher, publisher.isConnected, outbox.isEmpty else {
+                // The others may still be subscribed: they get it once this node can publish again.
+                outbox.append(payload)
+                noteMissed()
+                if self.publisher?.isConnected == true { publishOutbox() }
+                ordered()
+                return
+            }
+            guard subscribed else {
+                // No echo to wait for: published for the others, acted on here at once.
+                noteMissed()
+                metrics.busEventsOut.increment()
+                publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
+                    if reply.isFailure { outbox.append(payload) }
+                }
+                ordered()
+                return
+            }
             awaitingEcho[number] = ordered
             publishedAt[number] = DispatchTime.now().uptimeNanoseconds
             metrics.busEventsOut.increment()
             publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
-                guard reply.isFailure, let waiting = awaitingEcho.removeValue(forKey: number) else { return }
+                guard reply.isFailure else { return }
+                outbox.append(payload)
+                guard let waiting = awaitingEcho.removeValue(forKey: number) else { return }
                 publishedAt[number] = nil
                 noteMissed()
                 waiting()
@@ -272,6 +291,8 @@ final class ClusterBus: @unchecked Sendable {
                 retry(publisher: true, failure)
             } else {
                 publisherRetry = 0.05
+                _ = publisher?.send(["CLIENT", "SETNAME", nodeID + "-publish"]) { _ in }
+                publishOutbox()
                 updateReachable()
             }
         }, closed: { [self] reason in
@@ -279,6 +300,27 @@ final class ClusterBus: @unchecked Sendable {
             updateReachable()
             retry(publisher: true, reason ?? "closed")
         })
+    }
+
+    /// Publishes what the bus did not take while this node could not publish, oldest
+    /// first and before anything newer; what fails again goes back in front.
+    private func publishOutbox() {
+        guard let publisher, !outbox.isEmpty else { return }
+        if outbox.dropped > 0 {
+            logger.error("bus.outbox_dropped", metadata: ["events": "\(outbox.dropped)"])
+        }
+        let pending = outbox.takeAll()
+        logger.notice("bus.outbox_published", metadata: ["events": "\(pending.count)"])
+        var failed: [[UInt8]] = []
+        var answered = 0
+        for payload in pending {
+            metrics.busEventsOut.increment()
+            publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
+                if reply.isFailure { failed.append(payload) }
+                answered += 1
+                if answered == pending.count { outbox.putBack(failed) }
+            }
+        }
     }
 
     private func connectSubscriber() {
@@ -387,8 +429,21 @@ final class ClusterBus: @unchecked Sendable {
             "connection": "\(isPublisher ? "publish" : "subscribe")", "reason": "\(reason)",
             "retryMs": "\(Int(delay * 1000))",
         ])
-        loop.queue.asyncAfter(deadline: .now() + delay) { [self] in
+        let now = DispatchTime.now().uptimeNanoseconds
+        let held = isPublisher && publisherHeldUntil > now ? publisherHeldUntil - now : 0
+        loop.queue.asyncAfter(deadline: .now() + delay + .nanoseconds(Int(held))) { [self] in
             if isPublisher { connectPublisher() } else { connectSubscriber() }
+        }
+    }
+
+    /// Tests: closes the publish connection and keeps it closed for `duration`, while the
+    /// subscription stays (a node that cannot publish while the others hear each other).
+    func holdPublisher(for duration: Duration) {
+        loop.execute { [self] in
+            let (seconds, attoseconds) = duration.components
+            publisherHeldUntil = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
+                + UInt64(attoseconds / 1_000_000_000)
+            publisher?.close()
         }
     }
 
