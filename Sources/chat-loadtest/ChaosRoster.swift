@@ -25,6 +25,11 @@ struct ChaosRoster {
             channelIDs.append(id)
         }
 
+        return ChaosRoster(userIDs: userIDs, channelIDs: channelIDs, tokens: try issueTokens(admin: admin, for: userIDs))
+    }
+
+    /// A token per user, valid for `tokenTTLSeconds`, in the users' order.
+    static func issueTokens(admin: AdminClient, for userIDs: [String]) throws(LoadTestError) -> [String] {
         let issues: [AdminClient.Call] = userIDs.map {
             .post("/v1/admin/tokens", "{\"userId\":\(JSONText.quote($0)),\"ttlSeconds\":\(tokenTTLSeconds)}")
         }
@@ -35,6 +40,6 @@ struct ChaosRoster {
             }
             tokens.append(token)
         }
-        return ChaosRoster(userIDs: userIDs, channelIDs: channelIDs, tokens: tokens)
+        return tokens
     }
 }

@@ -150,7 +150,6 @@ struct ClusterChaosReport {
         if let failure { rows.append(("failure", failure)) }
         for example in audit?.examples ?? [] { rows.append(("finding", example)) }
         rows.append(("result", isClean ? "PASS" : "FAIL"))
-        let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { Format.padded($0.0, width) + "  " + $0.1 }.joined(separator: "\n") + "\n"
+        return Format.table(rows)
     }
 }

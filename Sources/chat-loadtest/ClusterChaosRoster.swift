@@ -29,17 +29,7 @@ struct ClusterChaosRoster {
             }
             channelIDs.append(id)
         }
-        let users = senderIDs + [auditorID]
-        let issues: [AdminClient.Call] = users.map {
-            .post("/v1/admin/tokens", "{\"userId\":\(JSONText.quote($0)),\"ttlSeconds\":\(ChaosRoster.tokenTTLSeconds)}")
-        }
-        var tokens: [String] = []
-        for (user, answer) in zip(users, try admin.run(issues)) {
-            guard let token = JSONText.firstString("token", in: answer.bodyText) else {
-                throw LoadTestError("token for \(user) missing from \(answer.bodyText.prefix(200))")
-            }
-            tokens.append(token)
-        }
+        let tokens = try ChaosRoster.issueTokens(admin: admin, for: senderIDs + [auditorID])
         return ClusterChaosRoster(senderIDs: senderIDs, senderTokens: Array(tokens.dropLast()), channelIDs: channelIDs,
                                   auditorToken: tokens[tokens.count - 1])
     }

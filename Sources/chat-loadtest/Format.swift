@@ -29,6 +29,12 @@ enum Format {
         return value < 0 ? "-" + out : out
     }
 
+    /// Two columns, the names padded to the longest, one row a line.
+    static func table(_ rows: [(String, String)]) -> String {
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { padded($0.0, width) + "  " + $0.1 }.joined(separator: "\n") + "\n"
+    }
+
     static func padded(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
