@@ -42,7 +42,13 @@ final class WALCheckpointer: Sendable {
     init(path: String, synchronous: SQLiteStore.Synchronous, thresholdFrames: Int32, catchUpFrames: Int32 = 256,
          limitFrames: Int32? = nil, queue: DispatchQueue) throws(StoreError) {
         let connection = try SQLiteConnection(path: path)
-        try connection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
+        // A store closed a moment ago may still be checkpointing: wait for it here, and only
+        // here (the checkpoints themselves must not wait on readers).
+        try connection.execute("""
+            PRAGMA busy_timeout = 5000;
+            PRAGMA synchronous = \(synchronous.rawValue);
+            PRAGMA busy_timeout = 0;
+            """)
         self.connection = Mutex(connection)
         self.thresholdFrames = thresholdFrames
         self.catchUpFrames = catchUpFrames
