@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "EventLoop", targets: ["EventLoop"]),
         .library(name: "Gateway", targets: ["Gateway"]),
         .library(name: "Storage", targets: ["Storage"]),
+        // For Benchmarks/ (StorageBenchmarks' PostgreSQL group commit).
+        .library(name: "PostgresStorage", targets: ["PostgresStorage"]),
         .library(name: "ChatCore", targets: ["ChatCore"]),
     ],
     dependencies: [

@@ -9,6 +9,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(name: "chat-gateway", path: ".."),
+        // The versions the gateway resolves; StorageBenchmarks opens a PostgresStore and makes its database.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .executableTarget(
@@ -28,7 +31,10 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Storage", package: "chat-gateway"),
+                .product(name: "PostgresStorage", package: "chat-gateway"),
                 .product(name: "ChatCore", package: "chat-gateway"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/StorageBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],

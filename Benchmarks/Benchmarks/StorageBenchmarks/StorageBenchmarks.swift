@@ -1,6 +1,8 @@
-// Group-commit throughput of SQLiteStore (ordo-one/benchmark).
+// Group-commit throughput of SQLiteStore and PostgresStore (ordo-one/benchmark).
 //
 //   cd Benchmarks && swift package --disable-sandbox benchmark --target StorageBenchmarks
+//   CHAT_BENCH_POSTGRES_URL=postgres://chat@127.0.0.1:PORT/chat \
+//     swift package --disable-sandbox benchmark --target StorageBenchmarks --filter 'PostgreSQL.*'
 //
 // N closed-loop senders, ok-after-commit: each sender enqueues a message, waits
 // for its completion, and sends the next one from one of two "event loop"
@@ -8,14 +10,22 @@
 // run continuously from setup to teardown; one measured iteration is the time
 // for the next 1,000 completions (scaling factor .kilo), so `throughput` reads
 // as messages per second (shown in K).
+//
+// The PostgreSQL cases run only when CHAT_BENCH_POSTGRES_URL names a server
+// (`scripts/postgres start DIR` prints one); each creates a fresh database on it
+// (its user needs CREATEDB) and drops it afterwards.
 import Benchmark
 import ChatCore
 import Dispatch
 import Foundation
+import Logging
+import PostgresNIO
+import PostgresStorage
 import Storage
 import Synchronization
 
-/// Closed-loop senders writing into a fresh store in a temporary directory.
+/// Closed-loop senders writing into a fresh store (a SQLite file in a temporary
+/// directory, or a PostgreSQL database made for the run).
 final class SenderPipeline: Sendable {
     private struct Progress {
         var completed = 0
@@ -23,8 +33,9 @@ final class SenderPipeline: Sendable {
         var waiter: DispatchSemaphore?
     }
 
-    private let store: SQLiteStore
-    private let directory: String
+    private let store: any Store
+    /// Waits until every write enqueued before has completed.
+    private let flushStore: @Sendable () async -> Void
     private let channels: Int
     private let ids = IdentifierGenerator()
     private let loops = (0..<2).map { DispatchQueue(label: "bench.loop.\($0)") }
@@ -32,9 +43,11 @@ final class SenderPipeline: Sendable {
     private let running = Atomic<Bool>(true)
     private let failures = Atomic<Int>(0)
 
-    init(senders: Int, channels: Int, synchronous: SQLiteStore.Synchronous) throws {
-        directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("storage-bench-\(UUID().uuidString)")
-        store = try SQLiteStore(directory: directory, synchronous: synchronous)
+    /// Provisions `senders` users and `channels` channels (sender i is a member of
+    /// channel i % channels), then starts every sender.
+    init(store: any Store, senders: Int, channels: Int, flush: @escaping @Sendable () async -> Void) async {
+        self.store = store
+        self.flushStore = flush
         self.channels = channels
         for sender in 0..<senders {
             store.enqueue(.upsertUser(User(id: "u\(sender)", name: "User \(sender)", createdAt: 1))) { _ in }
@@ -44,7 +57,7 @@ final class SenderPipeline: Sendable {
             store.enqueue(.createChannel(Channel(id: "ch\(channel)", type: .group, members: members,
                                                  createdAt: 1, createdBy: members.first ?? "u0"))) { _ in }
         }
-        store.flush()
+        await flush()
         for sender in 0..<senders { send(sender: sender, number: 0) }
     }
 
@@ -85,12 +98,78 @@ final class SenderPipeline: Sendable {
 
     var failureCount: Int { failures.load(ordering: .relaxed) }
 
-    func stop() {
+    /// Stops the senders and waits for their last writes.
+    func stop() async {
         running.store(false, ordering: .relaxed)
-        store.flush()
-        Thread.sleep(forTimeInterval: 0.05)   // let the last loop hops run out
-        store.flush()
-        try? FileManager.default.removeItem(atPath: directory)
+        await flushStore()
+        try? await Task.sleep(for: .milliseconds(50))   // let the last loop hops run out
+        await flushStore()
+    }
+}
+
+/// A SQLite store in a directory of its own under the temporary folder.
+struct SQLiteRun: Sendable {
+    let directory = (NSTemporaryDirectory() as NSString).appendingPathComponent("storage-bench-\(UUID().uuidString)")
+
+    func start(senders: Int, channels: Int, synchronous: SQLiteStore.Synchronous) async throws -> SenderPipeline {
+        let store = try SQLiteStore(directory: directory, synchronous: synchronous)
+        return await SenderPipeline(store: store, senders: senders, channels: channels, flush: { store.flush() })
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// A database of its own, `chat_bench_<random>`, on the server CHAT_BENCH_POSTGRES_URL names.
+final class PostgresRun: Sendable {
+    static let baseURL: String? = {
+        let url = ProcessInfo.processInfo.environment["CHAT_BENCH_POSTGRES_URL"] ?? ""
+        return url.isEmpty ? nil : url
+    }()
+
+    let base: String
+    let name = "chat_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+    /// The store's logs (a lost connection would fail the writes, and the run, anyway).
+    private static let quiet = Logger(label: "bench.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    var url: String {
+        guard var components = URLComponents(string: base) else { return base }
+        components.path = "/" + name
+        return components.string ?? base
+    }
+
+    /// Group commits observed: batches, writes in them, and their BEGIN…COMMIT time.
+    private let commits = Mutex((batches: 0, writes: 0, nanoseconds: UInt64(0)))
+
+    init(base: String) { self.base = base }
+
+    func start(senders: Int, channels: Int) async throws -> SenderPipeline {
+        try await admin("CREATE DATABASE \(name)")
+        let store = try await PostgresStore.open(url: url, logger: Self.quiet) { [self] writes, nanoseconds in
+            self.commits.withLock { $0.batches += 1; $0.writes += writes; $0.nanoseconds += nanoseconds }
+        }
+        return await SenderPipeline(store: store, senders: senders, channels: channels, flush: { await store.flushed() })
+    }
+
+    /// Drops the database, closing whatever connections are still open on it; with
+    /// CHAT_BENCH_VERBOSE set, first prints the batch sizes and times of the run.
+    func remove() async throws {
+        if ProcessInfo.processInfo.environment["CHAT_BENCH_VERBOSE"] != nil {
+            let (batches, writes, nanoseconds) = commits.withLock { ($0.batches, $0.writes, $0.nanoseconds) }
+            let line = "\(name): \(batches) group commits, \(writes / max(batches, 1)) writes and "
+                + "\(Double(nanoseconds) / Double(max(batches, 1)) / 1e6) ms each (BEGIN…COMMIT)\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        try await admin("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+
+    /// Runs one statement on the server's base database.
+    private func admin(_ sql: String) async throws {
+        let client = PostgresClient(configuration: try PostgresStore.clientConfiguration(url: base))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            try await client.query(PostgresQuery(unsafeSQL: sql), logger: Self.quiet)
+        }
     }
 }
 
@@ -98,6 +177,36 @@ private let pipelines = Mutex<[String: SenderPipeline]>([:])
 
 private func pipeline(_ name: String) -> SenderPipeline? {
     pipelines.withLock { $0[name] }
+}
+
+private let runs = Mutex<[String: @Sendable () async throws -> Void]>([:])
+
+/// One case: `start` makes the store and its senders at setup; the store is removed at teardown.
+private func register(_ name: String, scaling: BenchmarkScalingFactor,
+                      start: @escaping @Sendable () async throws -> (SenderPipeline, @Sendable () async throws -> Void)) {
+    let configuration = Benchmark.Configuration(
+        metrics: [.throughput, .wallClock], warmupIterations: 3, scalingFactor: scaling,
+        maxDuration: .seconds(5), maxIterations: 2_000)
+    Benchmark(name, configuration: configuration, closure: { benchmark in
+        guard let pipeline = pipeline(name) else { fatalError("no pipeline for \(name)") }
+        benchmark.startMeasurement()
+        pipeline.waitForCompletions(benchmark.scaledIterations.count)
+        benchmark.stopMeasurement()
+    }, setup: {
+        let (pipeline, remove) = try await start()
+        pipelines.withLock { $0[name] = pipeline }
+        runs.withLock { $0[name] = remove }
+    }, teardown: {
+        let remove = runs.withLock { $0.removeValue(forKey: name) }
+        var failures = 0
+        // The senders stop and the pipeline (with its store) goes before the store's data does.
+        if let pipeline = pipelines.withLock({ $0.removeValue(forKey: name) }) {
+            await pipeline.stop()
+            failures = pipeline.failureCount
+        }
+        try await remove?()
+        if failures > 0 { fatalError("\(failures) writes failed in \(name)") }
+    })
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -110,21 +219,34 @@ let benchmarks: @Sendable () -> Void = {
     for item in cases {
         let mode = item.synchronous == .full ? "FULL" : "NORMAL"
         let name = "Group commit, \(item.senders) sender\(item.senders == 1 ? "" : "s") ok-after-commit (synchronous=\(mode))"
-        let configuration = Benchmark.Configuration(
-            metrics: [.throughput, .wallClock], warmupIterations: 3, scalingFactor: item.scaling,
-            maxDuration: .seconds(5), maxIterations: 2_000)
-        Benchmark(name, configuration: configuration, closure: { benchmark in
-            guard let pipeline = pipeline(name) else { fatalError("no pipeline for \(name)") }
-            benchmark.startMeasurement()
-            pipeline.waitForCompletions(benchmark.scaledIterations.count)
-            benchmark.stopMeasurement()
-        }, setup: {
-            let pipeline = try SenderPipeline(senders: item.senders, channels: item.channels, synchronous: item.synchronous)
-            pipelines.withLock { $0[name] = pipeline }
-        }, teardown: {
-            guard let pipeline = pipelines.withLock({ $0.removeValue(forKey: name) }) else { return }
-            pipeline.stop()
-            if pipeline.failureCount > 0 { fatalError("\(pipeline.failureCount) writes failed in \(name)") }
-        })
+        let (senders, channels, synchronous) = (item.senders, item.channels, item.synchronous)
+        register(name, scaling: item.scaling) {
+            let run = SQLiteRun()
+            let pipeline = try await run.start(senders: senders, channels: channels, synchronous: synchronous)
+            return (pipeline, { run.remove() })
+        }
+    }
+
+    // PostgresStore in the same shape: the server's defaults (synchronous_commit on, fsync on),
+    // so an `ok` means the message's WAL record is on disk, like synchronous=FULL above.
+    guard let base = PostgresRun.baseURL else { return }
+    let postgresCases: [(senders: Int, channels: Int, scaling: BenchmarkScalingFactor)] = [
+        (200, 100, .kilo),
+        (1_000, 1_000, .kilo),
+        (1, 1, .one),
+    ]
+    for item in postgresCases {
+        let name = "PostgreSQL group commit, \(item.senders) sender\(item.senders == 1 ? "" : "s") over "
+            + "\(item.channels) channel\(item.channels == 1 ? "" : "s") ok-after-commit"
+        let (senders, channels) = (item.senders, item.channels)
+        register(name, scaling: item.scaling) {
+            let run = PostgresRun(base: base)
+            do {
+                return (try await run.start(senders: senders, channels: channels), { try await run.remove() })
+            } catch {
+                try? await run.remove()
+                throw error
+            }
+        }
     }
 }
