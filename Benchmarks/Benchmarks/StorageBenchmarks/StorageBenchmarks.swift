@@ -159,7 +159,18 @@ final class PostgresRun: Sendable {
                 + "\(Double(nanoseconds) / Double(max(batches, 1)) / 1e6) ms each (BEGIN…COMMIT)\n"
             FileHandle.standardError.write(Data(line.utf8))
         }
-        try await admin("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        // FORCE cannot end an autovacuum worker on the database without superuser rights:
+        // the drop then fails until the worker is done.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                try await admin("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+                return
+            } catch where attempt < 30 {
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
     }
 
     /// Runs one statement on the server's base database.
