@@ -11,12 +11,16 @@ final class ChaosDependencies {
     let redisPort: Int
     private let redisBinary: String
     private let redisLog: FileHandle
+    /// Where Redis's pid goes at each start, for a wrapper to reap it should this tool die.
+    private let redisPidPath: String
     private var redis: Process?
     private let postgresStop: String
     private let postgresStart: String
 
-    init(redisBinary: String, logPath: String, postgresStop: String, postgresStart: String) throws(LoadTestError) {
+    init(redisBinary: String, logPath: String, pidPath: String, postgresStop: String,
+         postgresStart: String) throws(LoadTestError) {
         self.redisBinary = redisBinary
+        redisPidPath = pidPath
         self.postgresStop = postgresStop
         self.postgresStart = postgresStart
         redisPort = try ChaosLoopback.freePort()
@@ -40,6 +44,7 @@ final class ChaosDependencies {
             throw LoadTestError("cannot start \(redisBinary): \(error)")
         }
         redis = process
+        _ = FileManager.default.createFile(atPath: redisPidPath, contents: Data("\(process.processIdentifier)\n".utf8))
         let deadline = MonotonicClock.now() + MonotonicClock.nanoseconds(timeout)
         while MonotonicClock.now() < deadline {
             if ChaosLoopback.accepts(port: redisPort) { return }

@@ -49,7 +49,8 @@ struct ClusterChaosCommand: ParsableCommand {
     func run() throws {
         let started = MonotonicClock.now()
         let dependencies = try ChaosDependencies(redisBinary: redisBinary, logPath: folder + "/redis.log",
-                                                 postgresStop: postgresStop, postgresStart: postgresStart)
+                                                 pidPath: folder + "/redis.pid", postgresStop: postgresStop,
+                                                 postgresStart: postgresStart)
         try dependencies.startRedis()
         defer { dependencies.killRedis() }
         var children: [ChaosGateway] = []
