@@ -4,8 +4,8 @@ import Synchronization
 /// Waits for an operation at most a given time, without waiting for the operation to
 /// notice. A task group cannot do this: it awaits its cancelled children, and a
 /// postgres-nio lease does not end at cancellation while the server cannot be reached,
-/// so a writer or `/readyz` racing one against a sleep stayed suspended for as long as
-/// the database was gone.
+/// so a writer or `/readyz` racing one against a sleep would stay suspended for as long
+/// as the database is gone.
 enum Deadline {
     struct Exceeded: Error, CustomStringConvertible {
         var reason: String
