@@ -29,6 +29,8 @@ public enum Command: Sendable, Equatable {
     case messageSend(ChannelID, text: String, dataJSON: String?, clientMessageID: String?)
     /// `cursor`, a `next` of an earlier page, stands for `beforeSeq` or `afterSeq`.
     case messageHistory(ChannelID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, cursor: String? = nil)
+    case typingStart(ChannelID)
+    case typingStop(ChannelID)
     case presenceSubscribe([UserID])
     case presenceUnsubscribe([UserID])
 }

@@ -55,6 +55,10 @@ public enum RequestDecoder {
                              limit: try f.limit(), cursor: try f.string("cursor"))
         case "user.update":
             return .userUpdate(name: try f.string("name"), image: try f.string("image"), metadata: try f.stringMap("metadata"))
+        case "typing.start":
+            return .typingStart(try f.requiredString("channelId"))
+        case "typing.stop":
+            return .typingStop(try f.requiredString("channelId"))
         case "presence.subscribe":
             return .presenceSubscribe(try blockIDs(f))
         case "presence.unsubscribe":

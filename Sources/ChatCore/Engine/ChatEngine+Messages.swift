@@ -186,6 +186,7 @@ extension ChatEngine {
         guard let channel = directory.channels[stored.channelID] else { return effects }
         effects += recordInOrder(stored, json: json, in: channel, excluding: send.requester.session,
                                  monotonicNow: monotonicNow)
+        effects += typingEndedBySend(stored, in: channel, excluding: send.requester.session)
         let pushes = pushEvents(for: stored, in: channel)
         if !pushes.isEmpty { effects.append(.push(pushes)) }
         return effects
@@ -236,7 +237,7 @@ extension ChatEngine {
     }
 
     /// The sender's block relations inside `channel`, from the cache.
-    private mutating func senderRelations(_ sender: UserID, in channel: Channel) -> SenderRelations {
+    mutating func senderRelations(_ sender: UserID, in channel: Channel) -> SenderRelations {
         if let cached = relationsCache.cached(sender: sender, channel: channel.id, directory: directory) { return cached }
         var related: Set<UserNumber> = []
         var listUnmoved: Set<UserID> = []

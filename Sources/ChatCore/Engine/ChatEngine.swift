@@ -88,6 +88,7 @@ public struct ChatEngine: Sendable {
     var heldMessages = HeldMessages()
     var gapReads: [WriteID: ChannelID] = [:]
     var presence = PresenceSubscriptions()
+    var typing = TypingStates()
     public internal(set) var counters = MessageCounters()
 
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),

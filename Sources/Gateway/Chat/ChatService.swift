@@ -222,6 +222,11 @@ final class ChatService: @unchecked Sendable {
         case .messageHistory(let channelID, let before, let after, let limit, let cursor):
             messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit,
                            cursor: cursor)
+        case .typingStart(let channelID):
+            run(engine.typingStart(channelID, from: user, session: session.id, for: .session(session.id, requestID: id),
+                                   monotonicNow: clock.monotonicNow()))
+        case .typingStop(let channelID):
+            run(engine.typingStop(channelID, from: user, session: session.id, for: .session(session.id, requestID: id)))
         case .presenceSubscribe(let targets):
             reply(to: session.id, requestID: id, json: try engine.presenceSubscribe(session: session.id, user: user, to: targets))
         case .presenceUnsubscribe(let targets):

@@ -1,0 +1,66 @@
+extension ChatEngine {
+    /// `typing.start` (PROTOCOL.md §14): answered `{}`; forwarded to the channel's other
+    /// connections at most once every 2 s per user and channel, filtered like `message.new`
+    /// (§5); the state ends after 10 s without another.
+    public mutating func typingStart(_ channelID: ChannelID, from user: UserID, session: SessionID?, for requester: Requester,
+                                     monotonicNow: Milliseconds) -> [EngineEffect] {
+        let channel: Channel
+        do throws(ChatError) {
+            channel = try directory.memberChannel(channelID, of: user)
+        } catch {
+            return [.reply(requester, .failure(error))]
+        }
+        var effects: [EngineEffect] = [.reply(requester, .result(Self.emptyObject))]
+        if typing.start(TypingStates.Key(channel: channelID, user: user), now: monotonicNow) {
+            effects.append(typingEvent("typing.start", in: channel, from: user, excluding: session))
+        }
+        effects.append(.checkTypingLater(channelID, user: user, afterMilliseconds: TypingStates.expiry))
+        return effects
+    }
+
+    /// `typing.stop`: answered `{}`; `typing.stop` goes out if the user was typing there.
+    public mutating func typingStop(_ channelID: ChannelID, from user: UserID, session: SessionID?,
+                                    for requester: Requester) -> [EngineEffect] {
+        let channel: Channel
+        do throws(ChatError) {
+            channel = try directory.memberChannel(channelID, of: user)
+        } catch {
+            return [.reply(requester, .failure(error))]
+        }
+        var effects: [EngineEffect] = [.reply(requester, .result(Self.emptyObject))]
+        if typing.stop(TypingStates.Key(channel: channelID, user: user)) {
+            effects.append(typingEvent("typing.stop", in: channel, from: user, excluding: session))
+        }
+        return effects
+    }
+
+    /// The 10 s after a `typing.start` have passed: the state ends unless renewed.
+    public mutating func typingDue(_ channelID: ChannelID, user: UserID, monotonicNow: Milliseconds) -> [EngineEffect] {
+        guard typing.expire(TypingStates.Key(channel: channelID, user: user), now: monotonicNow),
+              let channel = directory.channels[channelID] else { return [] }
+        return [typingEvent("typing.stop", in: channel, from: user, excluding: nil)]
+    }
+
+    /// A message from a typing user ends the state: `typing.stop` after its `message.new`.
+    mutating func typingEndedBySend(_ stored: Message, in channel: Channel, excluding: SessionID?) -> [EngineEffect] {
+        guard typing.stop(TypingStates.Key(channel: channel.id, user: stored.senderID)) else { return [] }
+        return [typingEvent("typing.stop", in: channel, from: stored.senderID, excluding: excluding)]
+    }
+
+    /// A typing event fanned out like a message of `user` (the same §5 check per connection).
+    private mutating func typingEvent(_ name: String, in channel: Channel, from user: UserID,
+                                      excluding: SessionID?) -> EngineEffect {
+        let relations = senderRelations(user, in: channel)
+        let origin = MessageOrigin(sender: number(for: user), hiddenFrom: nil, related: relations.related,
+                                   kind: channel.kind, mode: settings.blockingMode)
+        let payload = WireEncoding.event(name) { w in
+            w.beginObject()
+            w.key("channelId"); w.string(channel.id)
+            w.key("userId"); w.string(user)
+            w.endObject()
+        }
+        return .publishMessage(channel.id, payload: payload, origin: origin, excluding: excluding)
+    }
+
+    static let emptyObject = Array("{}".utf8)
+}

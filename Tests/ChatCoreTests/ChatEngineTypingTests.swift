@@ -1,0 +1,66 @@
+import Testing
+@testable import ChatCore
+
+/// PROTOCOL.md §14 typing in the engine: forwarded at most once every 2 s per user and
+/// channel (every request still answered `{}`), ended by `typing.stop`, by 10 s without a
+/// new `typing.start`, or by a message (then `typing.stop` goes out); never stored.
+@Suite("ChatEngine typing")
+struct ChatEngineTypingTests {
+    private static let group = Channel(id: "g", type: .group, name: "g", members: ["a", "b"], createdAt: 1, createdBy: "a")
+
+    private static func engine() -> ChatEngine {
+        var engine = makeEngine(users: ["a", "b", "c"])
+        engine.directory.install(group)
+        return engine
+    }
+
+    private static func events(_ effects: [EngineEffect]) -> [String] {
+        effects.compactMap { effect -> String? in
+            guard case .publishMessage(_, let payload, _, _) = effect else { return nil }
+            let text = String(decoding: payload, as: UTF8.self)
+            return text.contains("typing.start") ? "start" : text.contains("typing.stop") ? "stop" : "other"
+        }
+    }
+
+    private static let requester = Requester.session(1, requestID: .number("1"))
+
+    @Test func forwardedAtMostOnceEveryTwoSecondsAndAlwaysAnswered() {
+        var engine = Self.engine()
+        for (now, forwarded) in [(0, true), (500, false), (1_999, false), (2_000, true), (2_100, false)] as [(Int64, Bool)] {
+            let effects = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: now)
+            #expect(Self.events(effects) == (forwarded ? ["start"] : []), "at \(now)")
+            #expect(effects.replies.count == 1)
+            #expect(effects.contains(EngineEffect.checkTypingLater("g", user: "a", afterMilliseconds: 10_000)))
+        }
+        #expect(engine.writesInFlight == 0, "nothing is stored")
+    }
+
+    @Test func endsWithStopWithTenQuietSecondsOrWithAMessage() {
+        var engine = Self.engine()
+        _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)
+        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester)) == ["stop"])
+        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester)).isEmpty, "not typing any more")
+
+        _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 1_000)
+        _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 5_000)
+        #expect(engine.typingDue("g", user: "a", monotonicNow: 11_000).isEmpty, "renewed at 5 s: lasts until 15 s")
+        #expect(Self.events(engine.typingDue("g", user: "a", monotonicNow: 15_000)) == ["stop"])
+
+        _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 20_000)
+        let message = Message(id: "m1", channelID: "g", seq: 1, senderID: "a", text: "hi", createdAt: 5)
+        let effects = engine.typingEndedBySend(message, in: Self.group, excluding: 1)
+        #expect(Self.events(effects) == ["stop"])
+        #expect(engine.typingDue("g", user: "a", monotonicNow: 40_000).isEmpty)
+    }
+
+    @Test func onlyMembersMayType() {
+        var engine = Self.engine()
+        let effects = engine.typingStart("g", from: "c", session: 3, for: Self.requester, monotonicNow: 0)
+        #expect(Self.events(effects).isEmpty)
+        guard case .failure(let error)? = effects.replies.first?.reply else {
+            Issue.record("no error: \(effects)")
+            return
+        }
+        #expect(error.code == ErrorCode.channelNotFound)
+    }
+}

@@ -1,0 +1,60 @@
+import ChatCore
+import Testing
+@testable import Gateway
+
+/// PROTOCOL.md §14 typing over real sockets, with the §5 block rules: a blocked user's
+/// typing never reaches the blocker in a 1-to-1 or on a `hideBlocked=1` connection, and in
+/// strict mode never between the pair; a message ends the sender's typing with `typing.stop`.
+@Suite("Typing")
+struct TypingTests {
+    private static func typing(_ event: [String: Any]) -> String {
+        let data = event["data"] as? [String: Any] ?? [:]
+        return "\(event["event"] as? String ?? "?") \(data["userId"] as? String ?? "?")"
+    }
+
+    @Test func typingReachesTheOthersAndAMessageEndsIt() async throws {
+        let gateway = try await TestGateway.chat()
+        let alice = try await gateway.connect("alice")
+        let bob = try await gateway.connect("bob")
+        let channel = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob"]])["id"] as? String)
+        _ = try bob.nextEvent("channel.updated")
+        #expect(try bob.ok("typing.start", ["channelId": channel]).isEmpty)
+        #expect(Self.typing(try alice.nextEvent("typing.start")) == "typing.start bob")
+        #expect(try bob.ok("typing.start", ["channelId": channel]).isEmpty)  // within 2 s: answered, not forwarded
+        _ = try bob.send(channel, "hi")
+        _ = try alice.nextEvent("message.new")
+        #expect(Self.typing(try alice.nextEvent("typing.stop")) == "typing.stop bob")
+        #expect(try alice.expectNoEvent("typing.start"), "the second start was not forwarded")
+        #expect(try bob.expectNoEvent("typing.start"), "nobody hears their own typing")
+        #expect(try bob.errorCode("typing.start", ["channelId": "c_nope"]) == "ERR_CHANNEL_NOT_FOUND")
+    }
+
+    @Test(arguments: [DeliveryPolicy.Mode.standard, .strict])
+    func aBlockedUsersTypingNeverReachesTheBlocker(mode: DeliveryPolicy.Mode) async throws {
+        let gateway = try await TestGateway.chat { _, chat in chat.service.blockingMode = mode }
+        try await gateway.createUsers(["bob", "carol"])
+        let alice = try await gateway.connect("alice")
+        let aliceHiding = try await gateway.connect("alice", query: "&device=hiding&hideBlocked=1")
+        let bob = try await gateway.connect("bob")
+        let carol = try await gateway.connect("carol")
+        let oneToOne = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob"]])["id"] as? String)
+        let group = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob", "carol"]])["id"] as? String)
+        _ = try alice.ok("user.block", ["userIds": ["bob"]])
+        _ = try bob.ok("typing.start", ["channelId": oneToOne])
+        _ = try bob.ok("typing.start", ["channelId": group])
+        // carol's typing comes after bob's on every connection: what bob's would have reached by then, it has.
+        _ = try carol.ok("typing.start", ["channelId": group])
+        #expect(Self.typing(try aliceHiding.nextEvent("typing.start")) == "typing.start carol")
+        #expect(Self.typing(try alice.nextEvent("typing.start")) == (mode == .standard ? "typing.start bob" : "typing.start carol"),
+                "standard: bob's typing in the group reaches alice's ordinary connection; never in the 1-to-1")
+        let rest = alice.takeBufferedEvents("typing.start").map(Self.typing) + aliceHiding.takeBufferedEvents("typing.start").map(Self.typing)
+        #expect(!rest.contains("typing.start bob") || mode == .standard && rest == ["typing.start carol"], "\(rest)")
+        // And the other way: in strict mode bob does not see alice typing either.
+        _ = try alice.ok("typing.start", ["channelId": group])
+        _ = try carol.ok("typing.stop", ["channelId": group])
+        let seenByBob = try bob.nextEvent("typing.stop")
+        #expect(Self.typing(seenByBob) == "typing.stop carol")
+        let bobSaw = bob.takeBufferedEvents("typing.start").map(Self.typing)
+        #expect(bobSaw.contains("typing.start alice") == (mode == .standard), "\(bobSaw)")
+    }
+}
