@@ -4,13 +4,8 @@ extension ChatEngine {
     /// (§5); the state ends after 10 s without another.
     public mutating func typingStart(_ channelID: ChannelID, from user: UserID, session: SessionID?, for requester: Requester,
                                      monotonicNow: Milliseconds) -> [EngineEffect] {
-        let channel: Channel
-        do throws(ChatError) {
-            channel = try directory.memberChannel(channelID, of: user)
-        } catch {
-            return [.reply(requester, .failure(error))]
-        }
-        var effects: [EngineEffect] = [.reply(requester, .result(Self.emptyObject))]
+        var effects: [EngineEffect] = []
+        guard let channel = typingChannel(channelID, of: user, for: requester, answer: &effects) else { return effects }
         if typing.start(TypingStates.Key(channel: channelID, user: user), now: monotonicNow) {
             effects.append(typingEvent("typing.start", in: channel, from: user, excluding: session))
         }
@@ -21,13 +16,8 @@ extension ChatEngine {
     /// `typing.stop`: answered `{}`; `typing.stop` goes out if the user was typing there.
     public mutating func typingStop(_ channelID: ChannelID, from user: UserID, session: SessionID?,
                                     for requester: Requester) -> [EngineEffect] {
-        let channel: Channel
-        do throws(ChatError) {
-            channel = try directory.memberChannel(channelID, of: user)
-        } catch {
-            return [.reply(requester, .failure(error))]
-        }
-        var effects: [EngineEffect] = [.reply(requester, .result(Self.emptyObject))]
+        var effects: [EngineEffect] = []
+        guard let channel = typingChannel(channelID, of: user, for: requester, answer: &effects) else { return effects }
         if typing.stop(TypingStates.Key(channel: channelID, user: user)) {
             effects.append(typingEvent("typing.stop", in: channel, from: user, excluding: session))
         }
@@ -45,6 +35,20 @@ extension ChatEngine {
     mutating func typingEndedBySend(_ stored: Message, in channel: Channel, excluding: SessionID?) -> [EngineEffect] {
         guard typing.stop(TypingStates.Key(channel: channel.id, user: stored.senderID)) else { return [] }
         return [typingEvent("typing.stop", in: channel, from: stored.senderID, excluding: excluding)]
+    }
+
+    /// The channel, when `user` may type in it (`answer` gets `{}`); nil when not (`answer`
+    /// gets the error `message.send` would).
+    private func typingChannel(_ channelID: ChannelID, of user: UserID, for requester: Requester,
+                               answer: inout [EngineEffect]) -> Channel? {
+        do throws(ChatError) {
+            let channel = try directory.memberChannel(channelID, of: user)
+            answer.append(.reply(requester, .result(Self.emptyObject)))
+            return channel
+        } catch {
+            answer.append(.reply(requester, .failure(error)))
+            return nil
+        }
     }
 
     /// A typing event fanned out like a message of `user` (the same §5 check per connection).
