@@ -102,7 +102,8 @@ public final class GatewayServer: @unchecked Sendable {
                                  presenceChanged: { [weak service] user, online, at in
                                      service?.busPresence(user, online: online, at: at)
                                  },
-                                 presenceSnapshot: { [weak service] entries in service?.busPresenceSnapshot(entries) })
+                                 presenceSnapshot: { [weak service] entries in service?.busPresenceSnapshot(entries) },
+                                 typingReceived: { [weak service] relay in service?.busTyping(relay) })
             service.bus = bus
             probes.append(DependencyWatch.Probe(name: "redis", isReachable: { bus.isReachable }))
             bus.start()

@@ -53,6 +53,19 @@ struct ChatEngineTypingTests {
         #expect(engine.typingDue("g", user: "a", monotonicNow: 40_000).isEmpty)
     }
 
+    @Test func whatIsForwardedIsRelayedAndARelayIsFannedOutWithoutRelayingAgain() throws {
+        var engine = Self.engine()
+        let started = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)
+        #expect(started.contains(EngineEffect.relayTyping(started: true, "g", user: "a")))
+        let held = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 100)
+        #expect(!held.contains { if case .relayTyping = $0 { true } else { false } }, "not forwarded: not relayed")
+        let relay = try #require(TypingRelay.decode(TypingRelay(node: "n2", started: false, channelID: "g", userID: "b").encoded()))
+        #expect(relay == TypingRelay(node: "n2", started: false, channelID: "g", userID: "b"))
+        let relayed = engine.typingRelayed(relay)
+        #expect(Self.events(relayed) == ["stop"])
+        #expect(!relayed.contains { if case .relayTyping = $0 { true } else { false } })
+    }
+
     @Test func onlyMembersMayType() {
         var engine = Self.engine()
         let effects = engine.typingStart("g", from: "c", session: 3, for: Self.requester, monotonicNow: 0)

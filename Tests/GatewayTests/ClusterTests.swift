@@ -345,6 +345,29 @@ struct ClusterTests {
         await cluster.end()
     }
 
+    /// §14 across nodes: typing on one node reaches the members on the others, filtered
+    /// there like the typing user's messages (alice blocked bob: not on her hideBlocked=1
+    /// connection on another node).
+    @Test func typingReachesOtherNodesWithTheBlockCheck() async throws {
+        let cluster = try await cluster()
+        let alice = try await cluster.nodes[0].connect("alice")
+        let aliceHiding = try await cluster.nodes[2].connect("alice", query: "&device=h&hideBlocked=1")
+        let bob = try await cluster.nodes[1].connect("bob")
+        let carol = try await cluster.nodes[1].connect("carol")
+        let channel = try await group(by: alice, with: ["bob", "carol"])
+        _ = try bob.nextEvent("channel.updated")
+        _ = try alice.ok("user.block", ["userIds": ["bob"]])
+        _ = try bob.ok("typing.start", ["channelId": channel])
+        _ = try carol.ok("typing.start", ["channelId": channel])
+        func who(_ event: [String: Any]) -> String { (event["data"] as? [String: Any])?["userId"] as? String ?? "?" }
+        #expect(who(try alice.nextEvent("typing.start")) == "bob", "a group on an ordinary connection: bob's typing shows")
+        #expect(who(try aliceHiding.nextEvent("typing.start")) == "carol", "hideBlocked=1 on node 3: bob's never does")
+        #expect(!aliceHiding.takeBufferedEvents("typing.start").contains { who($0) == "bob" })
+        _ = try carol.send(channel, "done")
+        #expect(who(try aliceHiding.nextEvent("typing.stop")) == "carol", "a message on node 2 ends carol's typing on node 3")
+        await cluster.end()
+    }
+
     /// PROTOCOL.md §13: exactly one push event per offline member and message, however many
     /// nodes: the committing node pushes, and only to members with no connection on any node.
     @Test func oneNodePushesEachOfflineMemberOnce() async throws {

@@ -7,7 +7,7 @@ extension ChatEngine {
         var effects: [EngineEffect] = []
         guard let channel = typingChannel(channelID, of: user, for: requester, answer: &effects) else { return effects }
         if typing.start(TypingStates.Key(channel: channelID, user: user), now: monotonicNow) {
-            effects.append(typingEvent("typing.start", in: channel, from: user, excluding: session))
+            effects += typingEvent(started: true, in: channel, from: user, excluding: session)
         }
         effects.append(.checkTypingLater(channelID, user: user, afterMilliseconds: TypingStates.expiry))
         return effects
@@ -19,7 +19,7 @@ extension ChatEngine {
         var effects: [EngineEffect] = []
         guard let channel = typingChannel(channelID, of: user, for: requester, answer: &effects) else { return effects }
         if typing.stop(TypingStates.Key(channel: channelID, user: user)) {
-            effects.append(typingEvent("typing.stop", in: channel, from: user, excluding: session))
+            effects += typingEvent(started: false, in: channel, from: user, excluding: session)
         }
         return effects
     }
@@ -28,13 +28,19 @@ extension ChatEngine {
     public mutating func typingDue(_ channelID: ChannelID, user: UserID, monotonicNow: Milliseconds) -> [EngineEffect] {
         guard typing.expire(TypingStates.Key(channel: channelID, user: user), now: monotonicNow),
               let channel = directory.channels[channelID] else { return [] }
-        return [typingEvent("typing.stop", in: channel, from: user, excluding: nil)]
+        return typingEvent(started: false, in: channel, from: user, excluding: nil)
+    }
+
+    /// Another node's typing change (off the bus): fanned out here, not relayed again.
+    public mutating func typingRelayed(_ relay: TypingRelay) -> [EngineEffect] {
+        guard let channel = directory.channels[relay.channelID] else { return [] }
+        return [typingFanOut(started: relay.started, in: channel, from: relay.userID, excluding: nil)]
     }
 
     /// A message from a typing user ends the state: `typing.stop` after its `message.new`.
     mutating func typingEndedBySend(_ stored: Message, in channel: Channel, excluding: SessionID?) -> [EngineEffect] {
         guard typing.stop(TypingStates.Key(channel: channel.id, user: stored.senderID)) else { return [] }
-        return [typingEvent("typing.stop", in: channel, from: stored.senderID, excluding: excluding)]
+        return typingEvent(started: false, in: channel, from: stored.senderID, excluding: excluding)
     }
 
     /// The channel, when `user` may type in it (`answer` gets `{}`); nil when not (`answer`
@@ -51,9 +57,17 @@ extension ChatEngine {
         }
     }
 
+    /// A typing change this node decided: fanned out here and relayed to the other nodes.
+    private mutating func typingEvent(started: Bool, in channel: Channel, from user: UserID,
+                                      excluding: SessionID?) -> [EngineEffect] {
+        [typingFanOut(started: started, in: channel, from: user, excluding: excluding),
+         .relayTyping(started: started, channel.id, user: user)]
+    }
+
     /// A typing event fanned out like a message of `user` (the same §5 check per connection).
-    private mutating func typingEvent(_ name: String, in channel: Channel, from user: UserID,
-                                      excluding: SessionID?) -> EngineEffect {
+    private mutating func typingFanOut(started: Bool, in channel: Channel, from user: UserID,
+                                       excluding: SessionID?) -> EngineEffect {
+        let name = started ? "typing.start" : "typing.stop"
         let relations = senderRelations(user, in: channel)
         let origin = MessageOrigin(sender: number(for: user), hiddenFrom: nil, related: relations.related,
                                    kind: channel.kind, mode: settings.blockingMode)

@@ -75,6 +75,8 @@ public enum EngineEffect: Sendable, Equatable {
     case publishMessage(ChannelID, payload: [UInt8], origin: MessageOrigin, excluding: SessionID?)
     /// Hand push events to the push sink (§9).
     case push([PushEvent])
+    /// In a cluster: tell the other nodes (`TypingRelay`); alone: nothing.
+    case relayTyping(started: Bool, ChannelID, user: UserID)
     /// After this long, call `ChatEngine.typingDue(_:user:monotonicNow:)` (a typing state may expire).
     case checkTypingLater(ChannelID, user: UserID, afterMilliseconds: Milliseconds)
     /// A channel holds messages that arrived ahead of a missing one: after

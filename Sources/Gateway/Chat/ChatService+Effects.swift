@@ -83,6 +83,8 @@ extension ChatService {
                 } else {
                     push.emit(events)
                 }
+            case .relayTyping(let started, let channel, let user):
+                bus?.relayTyping(started: started, channel: channel, user: user)
             case .checkTypingLater(let channel, let user, let after):
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
                     inbox.async { [self] in run(engine.typingDue(channel, user: user, monotonicNow: clock.monotonicNow())) }
@@ -147,6 +149,11 @@ extension ChatService {
     /// Another node's committed write, off the bus (on the bus loop).
     func busReceived(_ event: BusEvent) {
         inbox.async { [self] in run(engine.replicated(event, monotonicNow: clock.monotonicNow())) }
+    }
+
+    /// Another node's typing change.
+    func busTyping(_ relay: TypingRelay) {
+        inbox.async { [self] in run(engine.typingRelayed(relay)) }
     }
 
     /// A user came online or went offline on some node (off the bus, in Redis's order).

@@ -23,6 +23,7 @@ import Synchronization
 /// gateway's event loops; everything here runs on that loop. Reconnects with backoff.
 final class ClusterBus: @unchecked Sendable {
     static let channel = "chat:bus"
+    static let typingChannel = "chat:typing"
 
     let nodeID: String
     let loop: EventLoop
@@ -39,6 +40,8 @@ final class ClusterBus: @unchecked Sendable {
     /// Every user with a live entry and the entry's expiry (ms), read whenever the presence
     /// subscription (re)starts: changes missed meanwhile are made up from it.
     private let presenceSnapshot: @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void
+    /// Another node's typing change (called on the loop).
+    private let typingReceived: @Sendable (TypingRelay) -> Void
 
     private var publisher: RedisConnection?
     private var subscriber: RedisConnection?
@@ -62,7 +65,9 @@ final class ClusterBus: @unchecked Sendable {
     init(host: String, port: Int, nodeID: String, loop: EventLoop, logger: Logger, metrics: GatewayMetrics,
          received: @escaping @Sendable (BusEvent) -> Void, resumed: @escaping @Sendable () -> Void,
          presenceChanged: @escaping @Sendable (UserID, Bool, Milliseconds) -> Void = { _, _, _ in },
-         presenceSnapshot: @escaping @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void = { _ in }) {
+         presenceSnapshot: @escaping @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void = { _ in },
+         typingReceived: @escaping @Sendable (TypingRelay) -> Void = { _ in }) {
+        self.typingReceived = typingReceived
         self.presenceChanged = presenceChanged
         self.presenceSnapshot = presenceSnapshot
         self.host = host
@@ -332,7 +337,9 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             subscriberRetry = 0.05
-            subscriber?.subscribe([Self.channel, Self.presenceChannel]) { [self] reply in handleSubscription(reply) }
+            subscriber?.subscribe([Self.channel, Self.presenceChannel, Self.typingChannel]) { [self] reply in
+                handleSubscription(reply)
+            }
         }, closed: { [self] reason in
             subscriber = nil
             subscriptionLost()
@@ -345,6 +352,10 @@ final class ClusterBus: @unchecked Sendable {
         case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.presenceChannel:
             guard case .string(let payload) = parts[2], let change = Self.parsePresence(payload) else { return }
             presenceChanged(change.user, change.online, change.at)
+        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.typingChannel:
+            guard case .string(let payload) = parts[2], let relay = TypingRelay.decode(payload), relay.node != nodeID
+            else { return }
+            typingReceived(relay)
         case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == Self.presenceChannel:
             readPresenceSnapshot()
         case .array(let parts) where parts.count == 3 && parts[0].text == "message":
@@ -433,6 +444,16 @@ final class ClusterBus: @unchecked Sendable {
         let held = isPublisher && publisherHeldUntil > now ? publisherHeldUntil - now : 0
         loop.queue.asyncAfter(deadline: .now() + delay + .nanoseconds(Int(held))) { [self] in
             if isPublisher { connectPublisher() } else { connectSubscriber() }
+        }
+    }
+
+    /// Tells the other nodes of a typing change; dropped when Redis cannot take it (typing
+    /// is not worth an outbox: it is stale within seconds).
+    func relayTyping(started: Bool, channel: ChannelID, user: UserID) {
+        loop.execute { [self] in
+            guard let publisher, publisher.isConnected else { return }
+            let payload = TypingRelay(node: nodeID, started: started, channelID: channel, userID: user).encoded()
+            publisher.send([Array("PUBLISH".utf8), Array(Self.typingChannel.utf8), payload]) { _ in }
         }
     }
 
