@@ -67,9 +67,6 @@ final class PostgresGroupCommitWriter: Sendable {
             attempt += 1
             do {
                 return try await withConnection { connection in
-                    // postgres-nio may lease a connection the server has just closed, and never
-                    // answers a query sent on one: take another.
-                    guard !connection.isClosed else { throw PostgresErrors.ClosedBeforeUse() }
                     try await connection.query("BEGIN", logger: self.logger)
                     do {
                         var batch = PostgresBatch(connection: connection, logger: self.logger,
@@ -86,8 +83,7 @@ final class PostgresGroupCommitWriter: Sendable {
                 }
             } catch {
                 let description = PostgresErrors.describe(error)
-                let closedBeforeUse = error is PostgresErrors.ClosedBeforeUse
-                if closedBeforeUse && attempt < 3 || !closedBeforeUse && attempt == 1 && PostgresErrors.isServerRefusal(error) {
+                if attempt == 1, PostgresErrors.isServerRefusal(error) {
                     logger.notice("store.batch_retried", metadata: ["writes": "\(writes.count)", "error": "\(description)"])
                     continue
                 }
@@ -108,7 +104,7 @@ final class PostgresGroupCommitWriter: Sendable {
         let (client, wait) = (self.client, connectionWait)
         do {
             return try await Deadline.run(wait, startedLimit: Self.transactionLimit) { deadline in
-                try await client.withConnection { connection in
+                try await client.withOpenConnection { connection in
                     guard deadline.begin(lostIf: { connection.isClosed }) else { throw CancellationError() }
                     return try await body(connection)
                 }

@@ -117,28 +117,8 @@ public final class PostgresStore: Store {
     public func isReachable(within wait: Duration = .seconds(1)) async -> Bool {
         let (client, logger) = (self.client, self.logger)
         return (try? await Deadline.run(wait) { _ in
-            try await Self.withOpenConnection(client) { _ = try await $0.query("SELECT 1", logger: logger) }
+            try await client.withOpenConnection { _ = try await $0.query("SELECT 1", logger: logger) }
         }) != nil
-    }
-
-    /// `body` on a pooled connection that is open: postgres-nio may lease one the server
-    /// has just closed, and never answers a query sent on it.
-    static func withOpenConnection<T: Sendable>(_ client: PostgresClient,
-                                                _ body: @escaping @Sendable (PostgresConnection) async throws -> T)
-        async throws -> T
-    {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try await client.withConnection { connection in
-                    guard !connection.isClosed else { throw PostgresErrors.ClosedBeforeUse() }
-                    return try await body(connection)
-                }
-            } catch is PostgresErrors.ClosedBeforeUse where attempt < 3 {
-                continue
-            }
-        }
     }
 
     private func read<T: Sendable>(_ completion: @escaping @Sendable (Result<T, StoreError>) -> Void,
@@ -146,7 +126,7 @@ public final class PostgresStore: Store {
         let (client, wait) = (self.client, readWait)
         Task(executorPreference: DispatchTaskExecutor.shared) {
             do {
-                completion(.success(try await Deadline.run(wait) { _ in try await Self.withOpenConnection(client, body) }))
+                completion(.success(try await Deadline.run(wait) { _ in try await client.withOpenConnection(body) }))
             } catch let error as StoreError {
                 completion(.failure(error))
             } catch {
