@@ -153,7 +153,7 @@ extension ChatEngine {
                 effects.append(.reply(write.requester, .result(encode(channel, for: viewer))))
                 effects += announce(channel, excluding: write.requester.session)
             } else {
-                effects.append(.reply(write.requester, .result(Array("{}".utf8))))
+                effects.append(.reply(write.requester, .result(Self.emptyObject)))
                 effects += announce(channel, excluding: nil)
             }
         }

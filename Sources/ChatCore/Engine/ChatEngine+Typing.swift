@@ -79,6 +79,4 @@ extension ChatEngine {
         }
         return .publishMessage(channel.id, payload: payload, origin: origin, excluding: excluding)
     }
-
-    static let emptyObject = Array("{}".utf8)
 }

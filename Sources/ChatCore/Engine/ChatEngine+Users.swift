@@ -116,7 +116,7 @@ extension ChatEngine {
                 directory.upsert(user)
                 if request.change == .deactivate {
                     effects.append(.closeSessions(of: id, .deactivated))
-                    effects.append(.reply(request.requester, .result(Array("{}".utf8))))
+                    effects.append(.reply(request.requester, .result(Self.emptyObject)))
                 } else {
                     effects.append(.reply(request.requester, .result(encode(userView(user, for: id)))))
                 }

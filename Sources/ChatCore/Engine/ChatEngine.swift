@@ -109,6 +109,9 @@ public struct ChatEngine: Sendable {
     /// nothing of a send stays in memory; the store answers later retries).
     public var clientMessagesInFlight: Int { clientMessages.count }
 
+    /// `{}`: the result of requests that answer nothing more.
+    public static let emptyObject = Array("{}".utf8)
+
     /// Writes in flight (for tests and metrics).
     public var writesInFlight: Int { blockWrites.count + channelWrites.count + userWrites.count + messageWrites.count }
 

@@ -231,7 +231,7 @@ final class ChatService: @unchecked Sendable {
             reply(to: session.id, requestID: id, json: try engine.presenceSubscribe(session: session.id, user: user, to: targets))
         case .presenceUnsubscribe(let targets):
             engine.presenceUnsubscribe(session: session.id, from: targets)
-            reply(to: session.id, requestID: id, json: Array("{}".utf8))
+            reply(to: session.id, requestID: id, json: ChatEngine.emptyObject)
         }
     }
 }
