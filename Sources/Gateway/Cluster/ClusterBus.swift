@@ -118,20 +118,14 @@ final class ClusterBus: @unchecked Sendable {
             guard subscribed else {
                 // No echo to wait for: published for the others, acted on here at once.
                 noteMissed()
-                metrics.busEventsOut.increment()
-                publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
-                    if reply.isFailure { outbox.append(payload) }
-                }
+                send(payload, on: publisher) { _ in }
                 ordered()
                 return
             }
             awaitingEcho[number] = ordered
             publishedAt[number] = DispatchTime.now().uptimeNanoseconds
-            metrics.busEventsOut.increment()
-            publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
-                guard reply.isFailure else { return }
-                outbox.append(payload)
-                guard let waiting = awaitingEcho.removeValue(forKey: number) else { return }
+            send(payload, on: publisher) { [self] published in
+                guard !published, let waiting = awaitingEcho.removeValue(forKey: number) else { return }
                 publishedAt[number] = nil
                 noteMissed()
                 waiting()
@@ -265,7 +259,8 @@ final class ClusterBus: @unchecked Sendable {
     func expirePresence(now: Milliseconds) {
         loop.execute { [self] in
             guard let publisher, publisher.isConnected else { return }
-            publisher.send(["EVAL", Self.expirePresenceScript, "1", Self.onlineKey, "\(now)", "chat:conns:"]) { _ in }
+            publisher.send(["EVAL", Self.expirePresenceScript, "1", Self.onlineKey, "\(now)",
+                            Self.connectionsKey("")]) { _ in }
         }
     }
 
@@ -296,7 +291,7 @@ final class ClusterBus: @unchecked Sendable {
                 retry(publisher: true, failure)
             } else {
                 publisherRetry = 0.05
-                _ = publisher?.send(["CLIENT", "SETNAME", nodeID + "-publish"]) { _ in }
+                publisher?.send(["CLIENT", "SETNAME", nodeID + "-publish"]) { _ in }
                 publishOutbox()
                 updateReachable()
             }
@@ -319,12 +314,22 @@ final class ClusterBus: @unchecked Sendable {
         var failed: [[UInt8]] = []
         var answered = 0
         for payload in pending {
-            metrics.busEventsOut.increment()
-            publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
-                if reply.isFailure { failed.append(payload) }
+            send(payload, on: publisher, outboxOnFailure: false) { [self] published in
+                if !published { failed.append(payload) }
                 answered += 1
                 if answered == pending.count { outbox.putBack(failed) }
             }
+        }
+    }
+
+    /// PUBLISHes one event; `answered` gets whether Redis took it. A failed event goes to
+    /// the outbox (`outboxOnFailure` false: the caller puts it back itself, in order).
+    private func send(_ payload: [UInt8], on publisher: RedisConnection, outboxOnFailure: Bool = true,
+                      answered: @escaping (Bool) -> Void) {
+        metrics.busEventsOut.increment()
+        publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
+            if reply.isFailure && outboxOnFailure { outbox.append(payload) }
+            answered(!reply.isFailure)
         }
     }
 
