@@ -18,22 +18,45 @@ public struct ChatDirectory: Sendable {
     private var offlineMembers: [ChannelID: Set<UserID>] = [:]
     /// Moves whenever a channel's members change, so callers can cache what they derive from them.
     public private(set) var membershipRevision: UInt64 = 0
+    /// Each member's read mark and what after it does not count as unread (§14).
+    public private(set) var reads = ReadStates()
 
     public init() {}
 
     // MARK: loading
 
     public mutating func load(users: [User], channels: [Channel], lastMessages: [Message],
-                              lastVisible: [(viewer: UserID, message: Message)], blocks: [(blocker: UserID, blocked: UserID)]) {
+                              lastVisible: [(viewer: UserID, message: Message)], blocks: [(blocker: UserID, blocked: UserID)],
+                              readMarks: [ReadMark] = [], messagesAfterMarks: [MessageHeader] = [],
+                              blockingMode: DeliveryPolicy.Mode = .standard) {
         for user in users { self.users[user.id] = user }
         sortedUserIDs = self.users.keys.sorted()
-        for channel in channels { insert(channel) }
         for message in lastMessages { lastMessage[message.channelID] = message }
+        for channel in channels { insert(channel) }
         for message in lastMessages {
             if let hidden = message.hiddenFrom { self.lastVisible[message.channelID, default: [:]][hidden] = .some(nil) }
         }
         for (viewer, message) in lastVisible { self.lastVisible[message.channelID, default: [:]][viewer] = message }
         for (blocker, blocked) in blocks { self.blocks.block(blocker, blocked) }
+        for mark in readMarks { reads.load(mark.userID, channel: mark.channelID, lastReadSeq: mark.lastReadSeq) }
+        for header in messagesAfterMarks {
+            reads.uncounted(header.seq, channel: header.channelID,
+                            for: uncountedMembers(sender: header.senderID, hiddenFrom: header.hiddenFrom,
+                                                  in: header.channelID, mode: blockingMode))
+        }
+    }
+
+    /// Who a message does not count as unread for: its sender, the member it is stored hidden
+    /// from, and in strict mode every member blocked with the sender (as they stand now).
+    private func uncountedMembers(sender: UserID, hiddenFrom: UserID?, in channelID: ChannelID,
+                                  mode: DeliveryPolicy.Mode) -> Set<UserID> {
+        var users: Set<UserID> = [sender]
+        if let hiddenFrom { users.insert(hiddenFrom) }
+        if mode == .strict {
+            users.formUnion(blocks.blockers(of: sender))
+            users.formUnion(blocks.blocked(by: sender))
+        }
+        return users
     }
 
     private mutating func insert(_ channel: Channel) {
@@ -42,7 +65,11 @@ public struct ChatDirectory: Sendable {
             unindexDistinct(old)
         }
         channels[channel.id] = channel
-        for member in channel.members { userChannels[member, default: []].insert(channel.id) }
+        let newestSeq = lastMessage[channel.id]?.seq ?? 0
+        for member in channel.members {
+            userChannels[member, default: []].insert(channel.id)
+            reads.joined(member, channel: channel.id, newestSeq: newestSeq)
+        }
         if channel.type != .open { offlineMembers[channel.id] = Set(channel.members.filter { !online.contains($0) }) }
         membershipRevision &+= 1
         if channel.distinct {
@@ -341,6 +368,21 @@ public struct ChatDirectory: Sendable {
         for viewer in hidden { next[viewer] = .some(lastMessage(of: channel, for: viewer)) }
         lastVisible[channel] = next.isEmpty ? nil : next
         lastMessage[channel] = message
+        hidden.insert(message.senderID)
+        reads.uncounted(message.seq, channel: channel, for: hidden)
+    }
+
+    /// Moves `user`'s read mark in a channel to `seq` if that is later (a committed
+    /// `channel.markRead`); true when it moved.
+    @discardableResult
+    public mutating func markRead(_ user: UserID, channel: ChannelID, seq: Int64) -> Bool {
+        reads.markRead(user, channel: channel, seq: seq)
+    }
+
+    /// `lastReadSeq` and `unreadCount` of a channel as `viewer` sees them (§14).
+    public func readState(of channelID: ChannelID, for viewer: UserID) -> (lastReadSeq: Int64, unreadCount: Int64) {
+        (reads.lastReadSeq(of: viewer, in: channelID),
+         reads.unreadCount(of: viewer, in: channelID, newestSeq: lastMessage[channelID]?.seq ?? 0))
     }
 
     /// The channel's newest message, whoever may see it.

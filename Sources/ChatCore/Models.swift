@@ -110,3 +110,32 @@ public struct Message: Sendable, Equatable {
         self.hiddenFrom = hiddenFrom
     }
 }
+
+/// A member's stored read mark (PROTOCOL.md §14 `lastReadSeq`).
+public struct ReadMark: Sendable, Equatable {
+    public var channelID: ChannelID
+    public var userID: UserID
+    public var lastReadSeq: Int64
+
+    public init(channelID: ChannelID, userID: UserID, lastReadSeq: Int64) {
+        self.channelID = channelID
+        self.userID = userID
+        self.lastReadSeq = lastReadSeq
+    }
+}
+
+/// Who sent a stored message and whom it is hidden from, without its content: what
+/// unread counts are rebuilt from at start-up.
+public struct MessageHeader: Sendable, Equatable {
+    public var channelID: ChannelID
+    public var seq: Int64
+    public var senderID: UserID
+    public var hiddenFrom: UserID?
+
+    public init(channelID: ChannelID, seq: Int64, senderID: UserID, hiddenFrom: UserID?) {
+        self.channelID = channelID
+        self.seq = seq
+        self.senderID = senderID
+        self.hiddenFrom = hiddenFrom
+    }
+}

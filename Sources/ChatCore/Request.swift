@@ -31,6 +31,7 @@ public enum Command: Sendable, Equatable {
     case messageHistory(ChannelID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, cursor: String? = nil)
     case typingStart(ChannelID)
     case typingStop(ChannelID)
+    case channelMarkRead(ChannelID, seq: Int64)
     case presenceSubscribe([UserID])
     case presenceUnsubscribe([UserID])
 }

@@ -59,6 +59,10 @@ public enum RequestDecoder {
             return .typingStart(try f.requiredString("channelId"))
         case "typing.stop":
             return .typingStop(try f.requiredString("channelId"))
+        case "channel.markRead":
+            guard let seq = try f.int("seq") else { throw ChatError(.badRequest, "missing field seq") }
+            if seq < 0 { throw ChatError(.badRequest, "seq must not be negative") }
+            return .channelMarkRead(try f.requiredString("channelId"), seq: seq)
         case "presence.subscribe":
             return .presenceSubscribe(try blockIDs(f))
         case "presence.unsubscribe":

@@ -51,7 +51,8 @@ public enum WireEncoding {
         w.endObject()
     }
 
-    public static func write(_ channel: Channel, lastMessage: Message?, lastActivityAt: Milliseconds, to w: inout JSONWriter) {
+    public static func write(_ channel: Channel, lastMessage: Message?, lastActivityAt: Milliseconds, lastReadSeq: Int64 = 0,
+                             unreadCount: Int64 = 0, to w: inout JSONWriter) {
         w.beginObject()
         w.key("id"); w.string(channel.id)
         w.key("type"); w.string(channel.type.rawValue)
@@ -67,6 +68,8 @@ public enum WireEncoding {
         w.key("lastMessage")
         if let lastMessage { write(lastMessage, to: &w) } else { w.null() }
         w.key("lastActivityAt"); w.int(lastActivityAt)
+        w.key("lastReadSeq"); w.int(lastReadSeq)
+        w.key("unreadCount"); w.int(unreadCount)
         w.endObject()
     }
 

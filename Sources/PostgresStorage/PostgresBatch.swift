@@ -248,6 +248,13 @@ struct PostgresBatch {
                     "DELETE FROM blocks WHERE blocker = \(blocker) AND blocked = \(blocked)", logger: logger)
             }
             return .success(.done)
+        case .markRead(let channelID, let userID, let seq):
+            try await connection.query("""
+                INSERT INTO read_marks (channel_id, user_id, last_read_seq) VALUES (\(channelID), \(userID), \(seq))
+                ON CONFLICT (channel_id, user_id) DO UPDATE
+                    SET last_read_seq = GREATEST(read_marks.last_read_seq, excluded.last_read_seq)
+                """, logger: logger)
+            return .success(.done)
         case .createChannel, .updateChannel, .setUserDeactivated:
             return try await inSavepoint { try await applyRefusable(write) }
         case .insertMessage:
@@ -285,7 +292,7 @@ struct PostgresBatch {
                 updated += 1
             }
             if updated == 0 { throw StoreError("setUserDeactivated: unknown user \(userID)") }
-        case .upsertUser, .setBlock, .insertMessage:
+        case .upsertUser, .setBlock, .insertMessage, .markRead:
             break
         }
     }
@@ -297,6 +304,13 @@ struct PostgresBatch {
             INSERT INTO channel_members (channel_id, user_id, position)
             SELECT \(channel.id), user_id, position FROM unnest(\(channel.members)::text[], \(positions)::integer[])
                 AS m(user_id, position)
+            """, logger: logger)
+        // A member that has no read mark starts with everything so far read.
+        try await connection.query("""
+            INSERT INTO read_marks (channel_id, user_id, last_read_seq)
+            SELECT \(channel.id), user_id, (SELECT last_seq FROM channels WHERE id = \(channel.id))
+            FROM unnest(\(channel.members)::text[]) AS m(user_id)
+            ON CONFLICT DO NOTHING
             """, logger: logger)
     }
 

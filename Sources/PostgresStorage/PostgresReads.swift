@@ -96,6 +96,21 @@ enum PostgresReads {
                 .decode((String, String).self) {
                 snapshot.blocks.append((blocker: blocker, blocked: blocked))
             }
+            for try await (channelID, userID, seq) in try await connection.query(
+                "SELECT channel_id, user_id, last_read_seq FROM read_marks", logger: logger)
+                .decode((String, String, Int64).self) {
+                snapshot.readMarks.append(ReadMark(channelID: channelID, userID: userID, lastReadSeq: seq))
+            }
+            for try await (channelID, seq, senderID, hiddenFrom) in try await connection.query("""
+                SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from
+                FROM channels c JOIN messages m ON m.channel_id = c.id
+                    AND m.seq > GREATEST(c.last_seq - \(StoreSnapshot.unreadWindow),
+                        COALESCE((SELECT min(r.last_read_seq) FROM read_marks r WHERE r.channel_id = c.id), c.last_seq))
+                ORDER BY m.channel_id, m.seq
+                """, logger: logger).decode((String, Int64, String, String?).self) {
+                snapshot.messagesAfterMarks.append(MessageHeader(channelID: channelID, seq: seq, senderID: senderID,
+                                                                 hiddenFrom: hiddenFrom))
+            }
             return snapshot
         }
     }

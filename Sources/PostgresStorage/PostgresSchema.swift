@@ -64,6 +64,17 @@ enum PostgresSchema {
         );
         CREATE INDEX blocks_by_blocked ON blocks(blocked);
         """,
+        // 2: read marks (PROTOCOL.md §14); members from before start with everything read.
+        """
+        CREATE TABLE read_marks (
+            channel_id text NOT NULL,
+            user_id text NOT NULL,
+            last_read_seq bigint NOT NULL,
+            PRIMARY KEY (channel_id, user_id)
+        );
+        INSERT INTO read_marks (channel_id, user_id, last_read_seq)
+            SELECT m.channel_id, m.user_id, c.last_seq FROM channel_members m JOIN channels c ON c.id = m.channel_id;
+        """,
     ]
 
     /// An arbitrary constant: the advisory lock every node takes to migrate.

@@ -62,6 +62,17 @@ enum Migrations {
         """
         ALTER TABLE channels ADD COLUMN inviter_views TEXT NOT NULL DEFAULT '';
         """,
+        // 3: read marks (PROTOCOL.md §14); members from before start with everything read.
+        """
+        CREATE TABLE read_marks (
+            channel_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            last_read_seq INTEGER NOT NULL,
+            PRIMARY KEY (channel_id, user_id)
+        ) WITHOUT ROWID;
+        INSERT INTO read_marks (channel_id, user_id, last_read_seq)
+            SELECT m.channel_id, m.user_id, c.last_seq FROM channel_members m JOIN channels c ON c.id = m.channel_id;
+        """,
     ]
 
     /// The schema version this build writes.

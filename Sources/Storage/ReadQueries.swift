@@ -98,6 +98,18 @@ enum ReadQueries {
         snapshot.blocks = try rows(on: connection, "SELECT blocker, blocked FROM blocks ORDER BY created_at, blocker, blocked") {
             row throws(StoreError) in (blocker: row.text(0), blocked: row.text(1))
         }
+        snapshot.readMarks = try rows(on: connection, "SELECT channel_id, user_id, last_read_seq FROM read_marks") {
+            row throws(StoreError) in ReadMark(channelID: row.text(0), userID: row.text(1), lastReadSeq: row.int64(2))
+        }
+        snapshot.messagesAfterMarks = try rows(on: connection, """
+            SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from
+            FROM channels c JOIN messages m ON m.channel_id = c.id
+                AND m.seq > max(c.last_seq - \(StoreSnapshot.unreadWindow),
+                                coalesce((SELECT min(r.last_read_seq) FROM read_marks r WHERE r.channel_id = c.id), c.last_seq))
+            ORDER BY m.channel_id, m.seq
+            """) { row throws(StoreError) in
+            MessageHeader(channelID: row.text(0), seq: row.int64(1), senderID: row.text(2), hiddenFrom: row.optionalText(3))
+        }
         return snapshot
     }
 

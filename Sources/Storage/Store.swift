@@ -17,6 +17,15 @@ public struct StoreSnapshot: Sendable {
     /// message is hidden and who has no entry here sees no message at all.
     public var lastVisibleMessages: [(viewer: UserID, message: Message)] = []
     public var blocks: [(blocker: UserID, blocked: UserID)] = []
+    /// Every member's read mark.
+    public var readMarks: [ReadMark] = []
+    /// The messages after the oldest read mark of each channel (at most the channel's newest
+    /// `unreadWindow`), ascending seq per channel: what unread counts are rebuilt from.
+    public var messagesAfterMarks: [MessageHeader] = []
+
+    /// How far back start-up looks for messages that do not count as unread; a mark older than
+    /// that counts the member's own messages before the window as unread.
+    public static let unreadWindow: Int64 = 10_000
 
     public init() {}
 }

@@ -80,6 +80,15 @@ final class WriteApplier {
                 try statement.bind(blocked, at: 2)
                 try statement.run()
             }
+        case .markRead(let channelID, let userID, let seq):
+            let statement = try connection.statement("""
+                INSERT INTO read_marks (channel_id, user_id, last_read_seq) VALUES (?1, ?2, ?3)
+                ON CONFLICT (channel_id, user_id) DO UPDATE SET last_read_seq = max(last_read_seq, excluded.last_read_seq)
+                """)
+            try statement.bind(channelID, at: 1)
+            try statement.bind(userID, at: 2)
+            try statement.bind(seq, at: 3)
+            try statement.run()
         }
         return .done
     }
@@ -189,14 +198,22 @@ final class WriteApplier {
         try statement.bind(ColumnCoding.encodeInviterViews(channel.inviterViews), at: 9)
     }
 
+    /// The member rows, and a read mark at the channel's newest seq for members that have none.
     private func insertMembers(of channel: Channel) throws(StoreError) {
         let insert = try connection.statement(
             "INSERT INTO channel_members (channel_id, user_id, position) VALUES (?1, ?2, ?3)")
+        let mark = try connection.statement(
+            "INSERT INTO read_marks (channel_id, user_id, last_read_seq) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
+        let newestSeq = try currentSeq(of: channel.id)
         for (position, userID) in channel.members.enumerated() {
             try insert.bind(channel.id, at: 1)
             try insert.bind(userID, at: 2)
             try insert.bind(position, at: 3)
             try insert.run()
+            try mark.bind(channel.id, at: 1)
+            try mark.bind(userID, at: 2)
+            try mark.bind(newestSeq, at: 3)
+            try mark.run()
         }
     }
 }

@@ -91,9 +91,13 @@ struct WireEncodingTests {
     func channelShape() throws {
         let channel = Channel(id: "c_42", type: .group, name: "Team", members: ["alice", "bob"], distinct: true,
                               isOneToOne: true, pushFromBlockedUsers: true, createdAt: 100, createdBy: "alice")
-        let value = try written { WireEncoding.write(channel, lastMessage: nil, lastActivityAt: 100, to: &$0) }
+        let value = try written {
+            WireEncoding.write(channel, lastMessage: nil, lastActivityAt: 100, lastReadSeq: 3, unreadCount: 2, to: &$0)
+        }
         #expect(value.keys == ["id", "type", "name", "members", "distinct", "isOneToOne", "pushFromBlockedUsers",
-                               "createdAt", "lastMessage", "lastActivityAt"])
+                               "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount"])
+        #expect(value["lastReadSeq"] == .number("3"))
+        #expect(value["unreadCount"] == .number("2"))
         #expect(value["id"] == .string("c_42"))
         #expect(value["type"] == .string("group"))
         #expect(value["name"] == .string("Team"))

@@ -368,6 +368,38 @@ struct ClusterTests {
         await cluster.end()
     }
 
+    /// §14 read state across nodes: a mark made on one node is the reader's state on every node
+    /// (its other device's channel list), `channel.read` reaches members on other nodes, and in a
+    /// 1-to-1 the blocker's marks never reach the blocked user wherever he is connected.
+    @Test func readMarksReachEveryNodeWithTheBlockRule() async throws {
+        let cluster = try await cluster()
+        let alice = try await cluster.nodes[0].connect("alice")
+        let aliceThere = try await cluster.nodes[2].connect("alice", query: "&device=t")
+        let bob = try await cluster.nodes[1].connect("bob")
+        let group = try await group(by: alice, with: ["bob"])
+        _ = try bob.nextEvent("channel.updated")
+        for text in ["one", "two", "three"] { _ = try bob.send(group, text) }
+        func listed(_ client: ChatClient) throws -> [Int] {
+            let page = try client.ok("channel.list", ["limit": 10])
+            let channel = (page["channels"] as? [[String: Any]])?.first { $0["id"] as? String == group }
+            return [channel?["lastReadSeq"] as? Int ?? -1, channel?["unreadCount"] as? Int ?? -1]
+        }
+        try await eventually("node 3 has bob's messages") { try listed(aliceThere) == [0, 3] }
+        _ = try alice.ok("channel.markRead", ["channelId": group, "seq": 2])
+        func read(_ event: [String: Any]) -> String {
+            let data = event["data"] as? [String: Any] ?? [:]
+            return "\(data["userId"] as? String ?? "?") \(data["lastReadSeq"] as? Int ?? -1)"
+        }
+        #expect(read(try bob.nextEvent("channel.read")) == "alice 2")
+        #expect(read(try aliceThere.nextEvent("channel.read")) == "alice 2")
+        #expect(try listed(aliceThere) == [2, 1], "the mark from node 1 is alice's state on node 3")
+        _ = try alice.ok("user.block", ["userIds": ["bob"]])
+        _ = try alice.ok("channel.markRead", ["channelId": group, "seq": 3])
+        #expect(read(try aliceThere.nextEvent("channel.read")) == "alice 3")
+        #expect(try bob.takeEvents("channel.read").isEmpty, "a 1-to-1 where alice blocked bob: her marks stop")
+        await cluster.end()
+    }
+
     /// PROTOCOL.md §13: exactly one push event per offline member and message, however many
     /// nodes: the committing node pushes, and only to members with no connection on any node.
     @Test func oneNodePushesEachOfflineMemberOnce() async throws {

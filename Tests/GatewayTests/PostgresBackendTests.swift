@@ -43,6 +43,32 @@ struct PostgresBackendTests {
         #expect(try alice.send(channelID, "after restart")["seq"] as? Int == 4)
     }
 
+    /// §14 read marks on PostgreSQL: stored with the member's join mark, moved by
+    /// `channel.markRead`, and the unread count rebuilt after a restart.
+    @Test func readMarksSurviveARestart() async throws {
+        let database = try await PostgresTestDatabase.make()
+        defer { Task { await database.drop() } }
+        var channelID = ""
+        do {
+            let gateway = try await gateway(on: database)
+            let alice = try await gateway.connect("alice")
+            let bob = try await gateway.connect("bob")
+            _ = try await gateway.connect("carol")
+            channelID = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob"]])["id"] as? String)
+            for text in ["one", "two", "three"] { _ = try bob.send(channelID, text) }
+            _ = try alice.send(channelID, "mine")
+            _ = try alice.ok("channel.invite", ["channelId": channelID, "userIds": ["carol"]])
+            let marked = try alice.ok("channel.markRead", ["channelId": channelID, "seq": 1])
+            #expect([marked["lastReadSeq"] as? Int, marked["unreadCount"] as? Int] == [1, 2])
+        }
+        let restarted = try await gateway(on: database)
+        for (user, expected) in [("alice", [1, 2]), ("bob", [0, 1]), ("carol", [4, 0])] {
+            let client = try await restarted.connect(user)
+            let channel = try client.ok("channel.get", ["channelId": channelID])
+            #expect([channel["lastReadSeq"] as? Int, channel["unreadCount"] as? Int] == expected, "\(user)")
+        }
+    }
+
     /// Two nodes on one database (no bus yet): a retry of a `clientMessageId` through the
     /// other node answers with the first `ok`'s message, and the next message takes the next seq.
     @Test func aRetryThroughAnotherNodeIsTheSameMessage() async throws {

@@ -55,6 +55,11 @@ public struct BusEvent: Sendable, Equatable {
             w.key("blocked"); w.string(blocked)
             w.key("isBlocked"); w.bool(isBlocked)
             w.key("at"); w.int(at)
+        case .markRead(let channelID, let userID, let seq):
+            w.key("kind"); w.string("read")
+            w.key("channelId"); w.string(channelID)
+            w.key("userId"); w.string(userID)
+            w.key("seq"); w.int(seq)
         }
         w.endObject()
         if case .message(let stored) = result {
@@ -86,6 +91,9 @@ public struct BusEvent: Sendable, Equatable {
         case "block":
             decoded = .setBlock(blocker: try string(write, "blocker"), blocked: try string(write, "blocked"),
                                 isBlocked: try bool(write, "isBlocked"), at: try int(write, "at"))
+        case "read":
+            decoded = .markRead(channelID: try string(write, "channelId"), userID: try string(write, "userId"),
+                                seq: try int(write, "seq"))
         case let other: throw DecodeError(description: "unknown bus write kind \(other)")
         }
         var result = StoreWriteResult.done

@@ -171,24 +171,28 @@ extension ChatEngine {
         return effects
     }
 
-    /// A channel as `viewer` sees it (PROTOCOL.md §3), with its last message for that viewer.
+    /// A channel as `viewer` sees it (PROTOCOL.md §3), with its last message and read state
+    /// for that viewer.
     public func encode(_ channel: Channel, for viewer: UserID) -> [UInt8] {
         var w = JSONWriter()
+        let read = directory.readState(of: channel.id, for: viewer)
         WireEncoding.write(channel.seen(by: viewer), lastMessage: directory.lastMessage(of: channel.id, for: viewer),
-                           lastActivityAt: directory.lastActivity(of: channel, for: viewer), to: &w)
+                           lastActivityAt: directory.lastActivity(of: channel, for: viewer), lastReadSeq: read.lastReadSeq,
+                           unreadCount: read.unreadCount, to: &w)
         return w.bytes
     }
 
     /// `channel.updated` to every member but `excluding`; one encoding per distinct view
-    /// (only 1-to-1 channels with hidden messages, and inviters whose invitees blocked
-    /// them, see their own).
+    /// (1-to-1 channels with hidden messages, inviters whose invitees blocked them, and
+    /// members at different read marks see their own).
     public func announce(_ channel: Channel, excluding: SessionID?) -> [EngineEffect] {
         var byView: [String: [UserID]] = [:]
         var order: [String] = []
         for member in channel.members {
             let lastSeen = directory.lastMessage(of: channel.id, for: member)?.id ?? ""
             let members = channel.inviterViews[member] == nil ? "" : "\u{1E}" + member
-            let view = lastSeen + members
+            let read = directory.readState(of: channel.id, for: member)
+            let view = lastSeen + members + "\u{1E}\(read.lastReadSeq)\u{1E}\(read.unreadCount)"
             if byView[view] == nil { order.append(view) }
             byView[view, default: []].append(member)
         }

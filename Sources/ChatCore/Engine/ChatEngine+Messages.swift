@@ -34,6 +34,8 @@ public struct MessageCounters: Sendable, Equatable {
     public var openChannelThrottled = 0
     /// Seqs given up on after a failed gap read: their messages were not fanned out live.
     public var gapsSkipped = 0
+    /// Committed `channel.markRead` writes.
+    public var readMarksStored = 0
 
     public init() {}
 }

@@ -40,6 +40,8 @@ extension ChatEngine {
         case .upsertUser(let user):
             directory.upsert(user)
             return []
+        case .markRead(let channelID, let userID, let seq):
+            return readMarkReplicated(channelID, user: userID, seq: seq, monotonicNow: monotonicNow)
         case .setUserDeactivated(let id, let deactivated):
             guard var user = directory.users[id] else { return [] }
             user.deactivated = deactivated

@@ -89,6 +89,12 @@ public struct ChatEngine: Sendable {
     var gapReads: [WriteID: ChannelID] = [:]
     var presence = PresenceSubscriptions()
     var typing = TypingStates()
+    /// `channel.markRead` writes in flight (by write, and which member's is in flight), the
+    /// marks asked for meanwhile, and when each reader's `channel.read` last went out.
+    var readWrites: [WriteID: ReadMarkWrite] = [:]
+    var readMarksWriting: [ReadEventPacing.Key: WriteID] = [:]
+    var readMarksQueued: [ReadEventPacing.Key: ReadMarkWrite] = [:]
+    var readPacing = ReadEventPacing()
     public internal(set) var counters = MessageCounters()
 
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),
@@ -113,7 +119,9 @@ public struct ChatEngine: Sendable {
     public static let emptyObject = Array("{}".utf8)
 
     /// Writes in flight (for tests and metrics).
-    public var writesInFlight: Int { blockWrites.count + channelWrites.count + userWrites.count + messageWrites.count }
+    public var writesInFlight: Int {
+        blockWrites.count + channelWrites.count + userWrites.count + messageWrites.count + readWrites.count
+    }
 
     mutating func nextWriteID() -> WriteID {
         lastWriteID &+= 1
@@ -126,6 +134,7 @@ public struct ChatEngine: Sendable {
         if let block = blockWrites.removeValue(forKey: write) { return blockCommitted(block, outcome) }
         if let change = channelWrites.removeValue(forKey: write) { return channelCommitted(change, outcome) }
         if let row = userWrites.removeValue(forKey: write) { return userCommitted(row, outcome) }
+        if let mark = readWrites.removeValue(forKey: write) { return readMarkCommitted(mark, outcome, monotonicNow: monotonicNow) }
         return []
     }
 }

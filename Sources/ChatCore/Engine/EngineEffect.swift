@@ -79,6 +79,9 @@ public enum EngineEffect: Sendable, Equatable {
     case relayTyping(started: Bool, ChannelID, user: UserID)
     /// After this long, call `ChatEngine.typingDue(_:user:monotonicNow:)` (a typing state may expire).
     case checkTypingLater(ChannelID, user: UserID, afterMilliseconds: Milliseconds)
+    /// A reader's `channel.read` was held back (`ReadEventPacing`): after this long, call
+    /// `ChatEngine.readEventDue(_:user:monotonicNow:)`.
+    case checkReadEventLater(ChannelID, user: UserID, afterMilliseconds: Milliseconds)
     /// A channel holds messages that arrived ahead of a missing one: after
     /// `ChatEngine.gapHoldMilliseconds`, call `ChatEngine.gapDue(_:afterSeq:)`.
     case checkGapLater(ChannelID, afterSeq: Int64)

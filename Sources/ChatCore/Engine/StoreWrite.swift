@@ -9,6 +9,10 @@ public enum StoreWrite: Sendable, Equatable {
     /// Stores a message; the store assigns `seq` (channel's last + 1) inside the transaction.
     case insertMessage(Message)
     case setBlock(blocker: UserID, blocked: UserID, isBlocked: Bool, at: Milliseconds)
+    /// Moves a member's read mark to `seq` unless it is already there or later (§14). A
+    /// member's mark starts, when the channel or membership is written, at the channel's
+    /// newest seq; a member that had one keeps it.
+    case markRead(channelID: ChannelID, userID: UserID, seq: Int64)
 }
 
 /// What a committed write produced.

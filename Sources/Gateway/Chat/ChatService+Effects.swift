@@ -89,6 +89,10 @@ extension ChatService {
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
                     inbox.async { [self] in run(engine.typingDue(channel, user: user, monotonicNow: clock.monotonicNow())) }
                 }
+            case .checkReadEventLater(let channel, let user, let after):
+                queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
+                    inbox.async { [self] in run(engine.readEventDue(channel, user: user, monotonicNow: clock.monotonicNow())) }
+                }
             case .checkGapLater(let channel, let afterSeq):
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(ChatEngine.gapHoldMilliseconds))) { [self] in
                     inbox.async { [self] in run(engine.gapDue(channel, afterSeq: afterSeq)) }

@@ -91,7 +91,9 @@ final class ChatService: @unchecked Sendable {
         freeSlots = Array(repeating: [], count: shards.count)
         let snapshot = try store.loadSnapshot()
         directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
-                       lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks)
+                       lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks,
+                       readMarks: snapshot.readMarks, messagesAfterMarks: snapshot.messagesAfterMarks,
+                       blockingMode: settings.blockingMode)
         if settings.blockingMode == .strict { try restoreStrictChannelLists() }
     }
 
@@ -227,6 +229,8 @@ final class ChatService: @unchecked Sendable {
                                    monotonicNow: clock.monotonicNow()))
         case .typingStop(let channelID):
             run(engine.typingStop(channelID, from: user, session: session.id, for: .session(session.id, requestID: id)))
+        case .channelMarkRead(let channelID, let seq):
+            run(engine.markRead(channelID, seq: seq, by: user, session: session.id, for: .session(session.id, requestID: id)))
         case .presenceSubscribe(let targets):
             reply(to: session.id, requestID: id, json: try engine.presenceSubscribe(session: session.id, user: user, to: targets))
         case .presenceUnsubscribe(let targets):

@@ -158,7 +158,7 @@ extension [[String: Any]] {
 enum Shapes {
     static let user: Set<String> = ["id", "name", "image", "metadata", "online", "lastSeenAt", "blockedByMe"]
     static let channel: Set<String> = ["id", "type", "name", "members", "distinct", "isOneToOne", "pushFromBlockedUsers",
-                                       "createdAt", "lastMessage", "lastActivityAt"]
+                                       "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount"]
     static let message: Set<String> = ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt"]
 
     /// Keys present (NSNull counts as present).

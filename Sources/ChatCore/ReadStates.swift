@@ -1,0 +1,99 @@
+/// Read state per channel member (PROTOCOL.md §14): the last `seq` each member read, and
+/// enough about the messages after it to count the unread ones without reading them again.
+///
+/// Seqs are gapless per channel, so the messages after a member's mark number
+/// `newestSeq - lastReadSeq`; of those, the member's own and those hidden from it (§5) never
+/// count. Those are kept as ranges of seqs (a run of one sender's messages is one range), so
+/// `unreadCount` is a subtraction. A member who never reads while others talk between its
+/// messages grows one range per interruption: past `maxRanges` the oldest ranges fold into a
+/// plain count, exact unless a later mark lands inside them (the count may then come out low
+/// until the mark passes them).
+public struct ReadStates: Sendable {
+    public static let maxRanges = 256
+
+    struct Member: Sendable {
+        var lastReadSeq: Int64
+        /// Seqs after `lastReadSeq` that do not count, ascending.
+        var uncounted: [ClosedRange<Int64>] = []
+        /// Uncounted seqs folded out of `uncounted`, all below its first range.
+        var folded: Int64 = 0
+        /// The highest seq `folded` covers.
+        var foldedThrough: Int64 = 0
+    }
+
+    private var channels: [ChannelID: [UserID: Member]] = [:]
+
+    public init() {}
+
+    /// A member joined when the channel's newest message was `newestSeq`: what came before
+    /// is not unread for it. A member that had a mark (it left and came back) keeps it.
+    public mutating func joined(_ user: UserID, channel: ChannelID, newestSeq: Int64) {
+        guard channels[channel]?[user] == nil else { return }
+        channels[channel, default: [:]][user] = Member(lastReadSeq: newestSeq)
+    }
+
+    /// A stored mark, at start-up.
+    public mutating func load(_ user: UserID, channel: ChannelID, lastReadSeq: Int64) {
+        channels[channel, default: [:]][user] = Member(lastReadSeq: lastReadSeq)
+    }
+
+    /// Message `seq` of `channel` does not count for `users` (its sender, those it is hidden
+    /// from). Seqs arrive in ascending order per channel.
+    public mutating func uncounted(_ seq: Int64, channel: ChannelID, for users: some Sequence<UserID>) {
+        guard channels[channel] != nil else { return }
+        for user in users {
+            guard var member = channels[channel]?[user], seq > member.lastReadSeq else { continue }
+            if let last = member.uncounted.last, last.upperBound + 1 == seq {
+                member.uncounted[member.uncounted.count - 1] = last.lowerBound...seq
+            } else if member.uncounted.last.map({ seq > $0.upperBound }) ?? true {
+                member.uncounted.append(seq...seq)
+                if member.uncounted.count > Self.maxRanges {
+                    let oldest = member.uncounted.removeFirst()
+                    member.folded += Int64(oldest.count)
+                    member.foldedThrough = oldest.upperBound
+                }
+            }
+            channels[channel]?[user] = member
+        }
+    }
+
+    /// Moves `user`'s mark to `seq` if that is later; true when it moved.
+    @discardableResult
+    public mutating func markRead(_ user: UserID, channel: ChannelID, seq: Int64) -> Bool {
+        guard var member = channels[channel]?[user] else {
+            channels[channel, default: [:]][user] = Member(lastReadSeq: seq)
+            return true
+        }
+        guard seq > member.lastReadSeq else { return false }
+        member.lastReadSeq = seq
+        while let first = member.uncounted.first, first.lowerBound <= seq {
+            if first.upperBound <= seq {
+                member.uncounted.removeFirst()
+            } else {
+                member.uncounted[0] = (seq + 1)...first.upperBound
+                break
+            }
+        }
+        if member.foldedThrough <= seq {
+            member.folded = 0
+            member.foldedThrough = 0
+        }
+        channels[channel]?[user] = member
+        return true
+    }
+
+    /// The last seq `user` read in `channel` (0: none, or not a member).
+    public func lastReadSeq(of user: UserID, in channel: ChannelID) -> Int64 {
+        channels[channel]?[user]?.lastReadSeq ?? 0
+    }
+
+    /// Messages after `user`'s mark that count for it, with the channel's newest at `newestSeq`.
+    public func unreadCount(of user: UserID, in channel: ChannelID, newestSeq: Int64) -> Int64 {
+        guard let member = channels[channel]?[user] else { return 0 }
+        let after = newestSeq - member.lastReadSeq
+        guard after > 0 else { return 0 }
+        var uncounted = member.folded
+        for range in member.uncounted { uncounted += Int64(range.count) }
+        return max(0, after - uncounted)
+    }
+}
