@@ -85,6 +85,33 @@ struct OperationsTests {
         #expect(connections == 1)
     }
 
+    @Test("/metrics counts typing events, read marks, channel.read events and presence subscriptions")
+    func featureMetricsMove() async throws {
+        let gateway = try await TestGateway.chat()
+        let alice = try await gateway.connect("alice")
+        let bob = try await gateway.connect("bob")
+        let channel = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob"]])["id"] as? String)
+        _ = try alice.ok("typing.start", ["channelId": channel])
+        _ = try alice.ok("typing.start", ["channelId": channel])  // within 2 s: not forwarded
+        try alice.send(channel, "hi")                              // ends alice's typing: one stop
+        _ = try bob.ok("channel.markRead", ["channelId": channel, "seq": 1])
+        _ = try bob.ok("channel.markRead", ["channelId": channel, "seq": 1])  // nothing to move: no write
+        _ = try bob.ok("presence.subscribe", ["userIds": ["alice"]])
+        _ = try alice.ok("presence.subscribe", ["userIds": ["bob"]])
+        _ = try alice.ok("presence.unsubscribe", ["userIds": ["bob"]])
+        var after: [String: Double] = [:]
+        for _ in 0..<50 {
+            after = try await Self.scrape(gateway)
+            if after["chat_presence_subscriptions"] == 1 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(after["chat_typing_events_total{event=\"start\"}"] == 1)
+        #expect(after["chat_typing_events_total{event=\"stop\"}"] == 1)
+        #expect(after["chat_read_marks_total{outcome=\"stored\"}"] == 1)
+        #expect(after["chat_read_events_total"] == 1)
+        #expect(after["chat_presence_subscriptions"] == 1)
+    }
+
     // MARK: logs
 
     /// Collects rendered JSON log lines from any thread.

@@ -34,8 +34,15 @@ public struct MessageCounters: Sendable, Equatable {
     public var openChannelThrottled = 0
     /// Seqs given up on after a failed gap read: their messages were not fanned out live.
     public var gapsSkipped = 0
-    /// Committed `channel.markRead` writes.
+    /// `channel.markRead` writes committed / failed, and `channel.read` events sent out.
     public var readMarksStored = 0
+    public var readMarksFailed = 0
+    public var readEvents = 0
+    /// `typing.start` / `typing.stop` events this node decided to send (not relays).
+    public var typingStarts = 0
+    public var typingStops = 0
+    /// Presence subscriptions held by this node's connections (a level, not a count of events).
+    public var presenceSubscriptions = 0
 
     public init() {}
 }

@@ -59,6 +59,7 @@ extension ChatEngine {
             effects += mark.requesters.map { .reply($0, .result(result)) }
             if moved { effects += readEvent(mark.key, excluding: mark.session, monotonicNow: monotonicNow) }
         } else {
+            counters.readMarksFailed += 1
             let error = ChatError(.internalError, "storage failed; retry")
             effects += mark.requesters.map { .reply($0, .failure(error)) }
         }
@@ -104,7 +105,7 @@ extension ChatEngine {
     /// `channel.read` to the channel's members and the reader's other connections, except
     /// those §14 keeps it from: in a 1-to-1, whom the reader blocked; in strict mode, anyone
     /// blocked with the reader either way.
-    private func readEventNow(_ key: ReadEventPacing.Key, excluding: SessionID?) -> [EngineEffect] {
+    private mutating func readEventNow(_ key: ReadEventPacing.Key, excluding: SessionID?) -> [EngineEffect] {
         guard let channel = directory.channels[key.channel] else { return [] }
         let reader = key.user
         var withheld: Set<UserID> = []
@@ -115,6 +116,7 @@ extension ChatEngine {
             if channel.kind == .oneToOne { withheld = directory.blocks.blocked(by: reader) }
         }
         let recipients = withheld.isEmpty ? channel.members : channel.members.filter { !withheld.contains($0) }
+        counters.readEvents += 1
         let payload = WireEncoding.event("channel.read") { w in
             w.beginObject()
             w.key("channelId"); w.string(key.channel)

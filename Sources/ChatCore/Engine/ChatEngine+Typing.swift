@@ -60,7 +60,8 @@ extension ChatEngine {
     /// A typing change this node decided: fanned out here and relayed to the other nodes.
     private mutating func typingEvent(started: Bool, in channel: Channel, from user: UserID,
                                       excluding: SessionID?) -> [EngineEffect] {
-        [typingFanOut(started: started, in: channel, from: user, excluding: excluding),
+        if started { counters.typingStarts += 1 } else { counters.typingStops += 1 }
+        return [typingFanOut(started: started, in: channel, from: user, excluding: excluding),
          .relayTyping(started: started, channel.id, user: user)]
     }
 

@@ -5,6 +5,8 @@ struct PresenceSubscriptions {
 
     private var bySession: [SessionID: (user: UserID, targets: Set<UserID>)] = [:]
     private var byTarget: [UserID: Set<SessionID>] = [:]
+    /// Subscriptions held by all connections together.
+    private(set) var total = 0
 
     /// Adds `targets` to the session's subscriptions; false (nothing added) when that
     /// would take it past the cap.
@@ -15,12 +17,14 @@ struct PresenceSubscriptions {
         entry.targets.formUnion(added)
         bySession[session] = entry
         for target in added { byTarget[target, default: []].insert(session) }
+        total += added.count
         return true
     }
 
     mutating func unsubscribe(_ session: SessionID, from targets: [UserID]) {
         guard var entry = bySession[session] else { return }
         for target in targets where entry.targets.remove(target) != nil {
+            total -= 1
             byTarget[target]?.remove(session)
             if byTarget[target]?.isEmpty == true { byTarget[target] = nil }
         }

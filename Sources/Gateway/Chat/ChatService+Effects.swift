@@ -116,7 +116,7 @@ extension ChatService {
     }
 
     /// Moves the message metrics by what the engine counted since the last call.
-    private func reportCounters() {
+    func reportCounters() {
         let now = engine.counters
         guard now != reportedCounters else { return }
         let was = reportedCounters
@@ -126,6 +126,18 @@ extension ChatService {
         if now.rateLimited > was.rateLimited { metrics.messagesRateLimited.increment(by: now.rateLimited - was.rateLimited) }
         if now.openChannelThrottled > was.openChannelThrottled {
             metrics.messagesOpenChannelThrottled.increment(by: now.openChannelThrottled - was.openChannelThrottled)
+        }
+        if now.typingStarts > was.typingStarts { metrics.typingStarts.increment(by: now.typingStarts - was.typingStarts) }
+        if now.typingStops > was.typingStops { metrics.typingStops.increment(by: now.typingStops - was.typingStops) }
+        if now.readMarksStored > was.readMarksStored {
+            metrics.readMarksStored.increment(by: now.readMarksStored - was.readMarksStored)
+        }
+        if now.readMarksFailed > was.readMarksFailed {
+            metrics.readMarksFailed.increment(by: now.readMarksFailed - was.readMarksFailed)
+        }
+        if now.readEvents > was.readEvents { metrics.readEvents.increment(by: now.readEvents - was.readEvents) }
+        if now.presenceSubscriptions != was.presenceSubscriptions {
+            metrics.presenceSubscriptions.record(now.presenceSubscriptions)
         }
     }
 

@@ -137,6 +137,7 @@ extension ChatService {
             // The loop unregistered the session before this ran: its slot is free for reuse.
             freeSlots[record.loopIndex].append(SessionAddress(record.id).slot)
             engine.presenceSessionClosed(record.id)
+            reportCounters()
             let entry = connectionEntries.removeValue(forKey: record.id)
             sessions[record.userID]?.removeAll { $0.id == record.id }
             guard sessions[record.userID]?.isEmpty == true else {

@@ -232,9 +232,11 @@ final class ChatService: @unchecked Sendable {
         case .channelMarkRead(let channelID, let seq):
             run(engine.markRead(channelID, seq: seq, by: user, session: session.id, for: .session(session.id, requestID: id)))
         case .presenceSubscribe(let targets):
+            defer { reportCounters() }
             reply(to: session.id, requestID: id, json: try engine.presenceSubscribe(session: session.id, user: user, to: targets))
         case .presenceUnsubscribe(let targets):
             engine.presenceUnsubscribe(session: session.id, from: targets)
+            reportCounters()
             reply(to: session.id, requestID: id, json: ChatEngine.emptyObject)
         }
     }

@@ -38,6 +38,14 @@ final class GatewayMetrics: Sendable {
     /// From a node's PUBLISH to its own event coming back on its subscription: the bus
     /// round trip every cluster write waits for before its reply.
     let busEchoLatency: CoreMetrics.Timer
+    /// §14: typing events this node decided to send, `channel.markRead` writes, `channel.read`
+    /// events sent out (each to a channel's members), presence subscriptions held.
+    let typingStarts: CoreMetrics.Counter
+    let typingStops: CoreMetrics.Counter
+    let readMarksStored: CoreMetrics.Counter
+    let readMarksFailed: CoreMetrics.Counter
+    let readEvents: CoreMetrics.Counter
+    let presenceSubscriptions: CoreMetrics.Gauge
 
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -84,6 +92,12 @@ final class GatewayMetrics: Sendable {
         busEventsIn = CoreMetrics.Counter(label: "chat_bus_events_total", dimensions: [("direction", "in")], factory: factory)
         busResyncs = CoreMetrics.Counter(label: "chat_bus_resyncs_total", factory: factory)
         busEchoLatency = CoreMetrics.Timer(label: "chat_bus_echo_duration_seconds", factory: factory)
+        typingStarts = CoreMetrics.Counter(label: "chat_typing_events_total", dimensions: [("event", "start")], factory: factory)
+        typingStops = CoreMetrics.Counter(label: "chat_typing_events_total", dimensions: [("event", "stop")], factory: factory)
+        readMarksStored = CoreMetrics.Counter(label: "chat_read_marks_total", dimensions: [("outcome", "stored")], factory: factory)
+        readMarksFailed = CoreMetrics.Counter(label: "chat_read_marks_total", dimensions: [("outcome", "failed")], factory: factory)
+        readEvents = CoreMetrics.Counter(label: "chat_read_events_total", factory: factory)
+        presenceSubscriptions = CoreMetrics.Gauge(label: "chat_presence_subscriptions", factory: factory)
         for outcome in ["accepted", "400", "401", "403", "404", "408", "426", "429", "431", "503"] {
             handshake(outcome, count: 0)
         }
