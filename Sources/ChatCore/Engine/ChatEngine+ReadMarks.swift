@@ -92,7 +92,8 @@ extension ChatEngine {
     private mutating func readEvent(_ key: ReadEventPacing.Key, excluding: SessionID?,
                                     monotonicNow: Milliseconds) -> [EngineEffect] {
         readPacing.prune(now: monotonicNow)
-        switch readPacing.moved(key, now: monotonicNow) {
+        let members = directory.channels[key.channel]?.members.count ?? 0
+        switch readPacing.moved(key, members: members, now: monotonicNow) {
         case .send:
             return readEventNow(key, excluding: excluding)
         case .later(let after):
