@@ -78,6 +78,28 @@ enum FrameScanner {
         return nil
     }
 
+    private static let seqKey = Array(#""seq":"#.utf8)
+    private static let chatterReply = Array(#"{"id":"c","type":""#.utf8)
+
+    /// The `seq` of a `message.new` (the first `"seq":` of the frame: a message's id and
+    /// channel id come before it and never hold one).
+    static func seq(_ payload: UnsafeRawBufferPointer) -> UInt64? {
+        guard let base = payload.baseAddress else { return nil }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        guard var index = find(seqKey, in: bytes, payload.count, from: 0) else { return nil }
+        index += seqKey.count
+        return number(bytes, payload.count, &index)
+    }
+
+    /// For the reply to a `typing.start` or `channel.markRead` of `--read-and-type` (id `"c"`):
+    /// whether it is `ok`; nil for any other frame.
+    static func chatterReplyIsOK(_ payload: UnsafeRawBufferPointer) -> Bool? {
+        guard let base = payload.baseAddress else { return nil }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        guard hasPrefix(bytes, payload.count, chatterReply, at: 0), payload.count > chatterReply.count else { return nil }
+        return bytes[chatterReply.count] == UInt8(ascii: "o")
+    }
+
     @inline(__always)
     private static func number(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ index: inout Int) -> UInt64? {
         var value: UInt64 = 0

@@ -21,6 +21,10 @@ struct LoopCounters: Sendable {
     var foreign = 0
     /// Other server frames (events such as `channel.updated`, unmatched replies).
     var otherFrames = 0
+    /// `--read-and-type`: `typing.start` and `channel.markRead` sent, their error replies.
+    var typingSent = 0
+    var markReadSent = 0
+    var chatterErrors = 0
 
     mutating func add(_ o: LoopCounters) {
         connected += o.connected
@@ -38,5 +42,8 @@ struct LoopCounters: Sendable {
         echoes += o.echoes
         foreign += o.foreign
         otherFrames += o.otherFrames
+        typingSent += o.typingSent
+        markReadSent += o.markReadSent
+        chatterErrors += o.chatterErrors
     }
 }

@@ -29,6 +29,10 @@ final class LoopRecorder: @unchecked Sendable {
     /// The first few error replies, verbatim.
     var errorSamples: [String] = []
     private var pacer: PublishPacer?
+    /// `--read-and-type`: every member also sends `typing.start` once a second and
+    /// `channel.markRead` for each message it receives.
+    var readAndType = false
+    private var typingTicker: TypingTicker?
 
     init(loop: EventLoop, plan: RunPlan) {
         self.loop = loop
@@ -41,6 +45,10 @@ final class LoopRecorder: @unchecked Sendable {
     /// Starts the publishers of this loop (call on the loop).
     func begin(_ schedule: PublishSchedule) {
         self.schedule = schedule
+        if readAndType {
+            typingTicker?.stop()
+            typingTicker = TypingTicker(loop: loop, members: members, schedule: schedule)
+        }
         let publishers = self.publishers
         guard !publishers.isEmpty else { return }
         if schedule.isSaturating {
@@ -106,6 +114,7 @@ final class LoopRecorder: @unchecked Sendable {
     /// Closes every connection with a normal close frame (call on the loop).
     func closeAll() {
         pacer?.stop()
+        typingTicker?.stop()
         for member in members { member.close() }
     }
 }

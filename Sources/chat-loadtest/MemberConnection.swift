@@ -175,6 +175,11 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
             }
             if received.insert(publisher: from % groupSize, sequence: sequence) {
                 recorder.recordDelivery(publisher: from, sequence: sequence, stamp: stamp, receivedAt: now)
+                if recorder.readAndType && now < recorder.schedule.sendEnd,
+                   let seq = payload.withUnsafeBytes({ FrameScanner.seq($0) }) {
+                    sendChatter(ChatterRequest.markRead(channelID: recorder.plan.channelID(of: index), seq: seq))
+                    recorder.counters.markReadSent += 1
+                }
             } else {
                 recorder.counters.duplicates += 1
             }
@@ -190,8 +195,29 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
         case .foreignDelivery:
             recorder.counters.foreign += 1
         case .other:
-            recorder.counters.otherFrames += 1
+            if let ok = payload.withUnsafeBytes({ FrameScanner.chatterReplyIsOK($0) }) {
+                if !ok {
+                    recorder.counters.chatterErrors += 1
+                    if recorder.errorSamples.count < 5 {
+                        recorder.errorSamples.append(String(decoding: payload.prefix(300), as: UTF8.self))
+                    }
+                }
+            } else {
+                recorder.counters.otherFrames += 1
+            }
         }
+    }
+
+    /// `--read-and-type`: this member's `typing.start` of the second.
+    func sendTyping() {
+        guard phase == .open else { return }
+        sendChatter(ChatterRequest.typingStart(channelID: recorder.plan.channelID(of: index)))
+        recorder.counters.typingSent += 1
+    }
+
+    private func sendChatter(_ request: [UInt8]) {
+        guard phase == .open, let connection else { return }
+        connection.write(webSocket.encodeText(request))
     }
 
     // MARK: sending

@@ -35,6 +35,11 @@ struct RoomCommand: ParsableCommand {
     @Option(name: .customLong("block-each"), help: "Outside users (not members) that every member blocks.")
     var blockEach = 0
 
+    @Flag(name: .customLong("read-and-type"), help: """
+        Every member also sends typing.start once a second and channel.markRead for each message it receives         (PROTOCOL.md §14), while the run sends. Raise limits.connectionRequestsPerSecond when each member receives         more than 50 messages a second.
+        """)
+    var readAndType = false
+
     @Flag(help: """
         Ramp instead of one run: open-loop steps of --ramp-step seconds on the same connections, from --ramp-start         msgs/s, ×--ramp-factor each step, until a step's p99 passes --p99-bound or it loses a delivery; reports the         highest rate within the bound.
         """)
@@ -90,8 +95,9 @@ struct RoomCommand: ParsableCommand {
         let provisioner = RoomProvisioner(admin: setup.admin, prefix: traffic.userPrefix, members: members, channels: 1,
                                           blockEach: blockEach, stalled: stalledMembers)
         let (room, provisionSeconds) = try setup.provision(provisioner, settle: traffic.settle)
-        let settings = RunSettings(traffic: traffic, scenario: "room", members: members, channels: 1,
+        var settings = RunSettings(traffic: traffic, scenario: "room", members: members, channels: 1,
                                    publishers: publisherCount, blockEach: blockEach, loops: gateway.loops)
+        settings.readAndType = readAndType
         let stalled = try room.stalledTokens.map { token throws(LoadTestError) in
             try StalledMember(address: setup.address, token: token)
         }

@@ -17,6 +17,7 @@ final class RoomRun {
         self.plan = plan
         self.tokens = tokens
         recorders = group.loops.map { LoopRecorder(loop: $0, plan: plan) }
+        for recorder in recorders { recorder.readAndType = settings.readAndType }
         progress = ProgressLine(members: settings.members)
     }
 

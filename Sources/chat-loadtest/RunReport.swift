@@ -25,7 +25,7 @@ struct RunReport {
     /// A clean run: every member connected and stayed, every send acknowledged,
     /// every acknowledged message reached every other member exactly once.
     var isClean: Bool {
-        failedConnections == 0 && c.disconnected == 0 && c.errors == 0 && outcome.lostDeliveries == 0
+        failedConnections == 0 && c.disconnected == 0 && c.errors == 0 && c.chatterErrors == 0 && outcome.lostDeliveries == 0
             && c.duplicates == 0 && c.echoes == 0 && c.inFlight == 0
     }
 
@@ -67,6 +67,9 @@ struct RunReport {
         rows.append(("deliveries", "expected \(Format.grouped(outcome.expectedDeliveries)), received \(Format.grouped(outcome.receivedDeliveries)), loss \(Format.grouped(outcome.lostDeliveries)) (\(Format.percent(outcome.lostDeliveries, of: outcome.expectedDeliveries)) %), duplicates \(c.duplicates)"))
         if outcome.incompleteMessages > 0 || outcome.unackedDeliveries > 0 || c.echoes > 0 || c.foreign > 0 {
             rows.append(("", "incomplete messages \(outcome.incompleteMessages), deliveries of unacked messages \(outcome.unackedDeliveries), to the sender itself \(c.echoes), foreign \(c.foreign)"))
+        }
+        if settings.readAndType {
+            rows.append(("read and type", "typing.start sent \(Format.grouped(c.typingSent)), channel.markRead sent \(Format.grouped(c.markReadSent)), errors \(c.chatterErrors), events received \(Format.grouped(c.otherFrames))"))
         }
         rows.append(("throughput", "\(Format.grouped(Int(deliveriesPerSecond))) deliveries/s, \(Format.fixed(ackedPerSecond, 1)) acked msgs/s (measured window)"))
         rows.append(("latency ms", latencyRow(outcome.latency, ms)))
@@ -125,6 +128,10 @@ struct RunReport {
         add("connections", object([("made", String(c.connected)), ("failed", String(failedConnections)),
                                    ("disconnected", String(c.disconnected)), ("failures", counts(outcome.connectFailures)),
                                    ("closes", counts(outcome.closeReasons))]))
+        if settings.readAndType {
+            add("readAndType", object([("typingSent", String(c.typingSent)), ("markReadSent", String(c.markReadSent)),
+                                       ("errors", String(c.chatterErrors)), ("eventsReceived", String(c.otherFrames))]))
+        }
         add("messages", object([("sent", String(c.sent)), ("acked", String(c.acked)), ("errors", String(c.errors)),
                                 ("unanswered", String(c.inFlight)), ("ackedPerSecond", number(ackedPerSecond))]))
         add("deliveries", object([("expected", String(outcome.expectedDeliveries)), ("received", String(outcome.receivedDeliveries)),

@@ -15,6 +15,8 @@ struct RunSettings: Sendable {
     var connectRate: Double
     var connectTimeout: Double
     var loops: Int
+    /// `room --read-and-type`: members also send `typing.start` at 1/s and `channel.markRead` per message.
+    var readAndType = false
 }
 
 extension RunSettings {
