@@ -48,3 +48,25 @@ struct ReadStatesTests {
         #expect(reads.unreadCount(of: "a", in: "c", newestSeq: total) == 5)
     }
 }
+
+/// `ReadEventPacing`: the first change at once, then one per interval carrying the newest
+/// mark; the interval grows with the channel.
+@Suite("Read event pacing")
+struct ReadEventPacingTests {
+    @Test func firstAtOnceThenOncePerIntervalGrowingWithTheChannel() {
+        #expect(ReadEventPacing.interval(members: 2) == 1_000)
+        #expect(ReadEventPacing.interval(members: 1_000) == 10_000)
+        #expect(ReadEventPacing.interval(members: 100_000) == 30_000)
+        var pacing = ReadEventPacing()
+        let key = ReadEventPacing.Key(channel: "c", user: "a")
+        #expect(pacing.moved(key, members: 2, now: 0) == .send)
+        #expect(pacing.moved(key, members: 2, now: 300) == .later(afterMilliseconds: 700))
+        #expect(pacing.moved(key, members: 2, now: 600) == .waiting)
+        #expect(pacing.due(key, now: 1_000))
+        #expect(!pacing.due(key, now: 1_001), "one event per held-back run")
+        #expect(pacing.moved(key, members: 2, now: 2_500) == .send)
+        let room = ReadEventPacing.Key(channel: "room", user: "a")
+        #expect(pacing.moved(room, members: 1_000, now: 0) == .send)
+        #expect(pacing.moved(room, members: 1_000, now: 5_000) == .later(afterMilliseconds: 5_000))
+    }
+}
