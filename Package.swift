@@ -25,6 +25,8 @@ let package = Package(
         // For Benchmarks/ (StorageBenchmarks' PostgreSQL group commit).
         .library(name: "PostgresStorage", targets: ["PostgresStorage"]),
         .library(name: "ChatCore", targets: ["ChatCore"]),
+        // The Swift SDK for apps (docs/clients.md).
+        .library(name: "ChatClient", targets: ["ChatClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -68,6 +70,7 @@ let package = Package(
             ],
             swiftSettings: hotPath
         ),
+        .target(name: "ChatClient", dependencies: ["WebSocket", "EventLoop"], swiftSettings: strict),
         .executableTarget(
             name: "chat-gateway",
             dependencies: ["Gateway", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -97,6 +100,9 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket"], swiftSettings: strict),
+        .testTarget(name: "ChatClientTests", dependencies: ["ChatClient", "Gateway", "EventLoop", "ServiceTestSupport",
+                                                            .product(name: "Logging", package: "swift-log")],
+                    swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", "ServiceTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,306 @@
+import Foundation
+
+/// A connection to the chat gateway for an app (PROTOCOL.md): typed requests matched to
+/// their replies, events as `AsyncStream`s, and the rules each app would otherwise get
+/// slightly wrong by hand:
+///
+/// - it reconnects with exponential backoff and jitter, asking the token provider again when
+///   the gateway refuses the token or says it is expiring;
+/// - after a reconnect (and on `session.resync`) it catches up every channel it follows with
+///   `message.history` `afterSeq`, so `messages(in:)` yields each message once, in `seq` order;
+/// - a `message.send` in flight when the connection drops is sent again with the same
+///   `clientMessageId` and resolves once; requests that are safe to repeat are repeated,
+///   `channel.create` (not distinct) fails with `.connectionFailed` instead;
+/// - with `Options.retryRateLimited`, a send refused with `ERR_RATE_LIMITED` waits
+///   `retryAfterMs` and goes again.
+public actor ChatClient {
+    public struct Options: Sendable {
+        public var backoff = ReconnectBackoff()
+        /// How long a request waits for its answer, reconnects included.
+        public var requestTimeout: Duration = .seconds(30)
+        /// Wait out `ERR_RATE_LIMITED` on `message.send` and send again.
+        public var retryRateLimited = false
+        /// The `device` label of the connection (logs, metrics).
+        public var device: String?
+        /// `hideBlocked=1`: hide blocked users' messages in group channels on this connection.
+        public var hideBlocked = false
+        /// Messages per history page when catching up.
+        public var historyPageSize = 100
+
+        public init() {}
+    }
+
+    let endpoint: String
+    let transport: any ChatTransport
+    let tokenProvider: @Sendable () async throws -> String
+    let options: Options
+
+    private(set) var state = ConnectionState.closed
+    private var connection: (any ChatTransportConnection)?
+    private var token: String?
+    /// The token failed or is about to: ask the provider before the next connect.
+    private var tokenStale = true
+    private var reconnecting: Task<Void, Never>?
+    private var lastRequestID = 0
+    var pending: [Int: PendingRequest] = [:]
+    private var subscribers: [UUID: (channelID: String?, continuation: AsyncStream<ChatEvent>.Continuation)] = [:]
+    var feeds: [String: ChannelFeed] = [:]
+    var feedSubscribers: [String: [UUID: AsyncStream<Message>.Continuation]] = [:]
+    var presenceFollowed: Set<String> = []
+
+    /// - Parameters:
+    ///   - url: the gateway's WebSocket endpoint, e.g. `wss://chat.example.com/v1/ws`.
+    ///   - token: returns a JWT for the user; called before the first connect and again
+    ///     whenever the gateway refuses the token or warns that it expires.
+    public init(url: String, transport: any ChatTransport = WebSocketTransport(), options: Options = Options(),
+                token: @escaping @Sendable () async throws -> String) {
+        endpoint = url
+        self.transport = transport
+        self.options = options
+        tokenProvider = token
+    }
+
+    // MARK: connection
+
+    /// Connects; throws when the gateway cannot be reached or refuses the user (the client
+    /// reconnects by itself only once it was connected).
+    public func connect() async throws {
+        guard state == .closed else { return }
+        setState(.connecting)
+        do {
+            try await open()
+        } catch {
+            setState(.closed)
+            throw error
+        }
+    }
+
+    /// Closes the connection; requests still waiting fail with `.closed`.
+    public func disconnect() {
+        setState(.closed)
+        reconnecting?.cancel()
+        reconnecting = nil
+        connection?.close()
+        connection = nil
+        for (_, request) in pending { request.continuation.resume(throwing: ChatClientError(.closed, "disconnected")) }
+        pending = [:]
+    }
+
+    /// Where the connection stands now.
+    public var connectionState: ConnectionState { state }
+
+    private func open() async throws {
+        var fetched = 0
+        while true {
+            if tokenStale || token == nil {
+                token = try await tokenProvider()
+                tokenStale = false
+                fetched += 1
+            }
+            do {
+                let opened = try await transport.connect(to: url(with: token ?? ""))
+                connected(opened)
+                return
+            } catch let error as ChatClientError where error.code == .notLoggedIn || error.code == .tokenExpired {
+                // A refused token is asked for again; two fresh ones refused, the user cannot connect.
+                tokenStale = true
+                if fetched >= 2 { throw error }
+            }
+        }
+    }
+
+    private func url(with token: String) -> String {
+        var query = "token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~"))) ?? token)
+        if let device = options.device { query += "&device=" + (device.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
+        if options.hideBlocked { query += "&hideBlocked=1" }
+        return endpoint + (endpoint.contains("?") ? "&" : "?") + query
+    }
+
+    private func connected(_ opened: any ChatTransportConnection) {
+        connection = opened
+        setState(.connected)
+        Task { await read(opened) }
+        // Requests that waited (or were cut off) go out again, oldest first.
+        for id in pending.keys.sorted() { if let text = pending[id]?.text { opened.send(text) } }
+        if !presenceFollowed.isEmpty {
+            let users = Array(presenceFollowed)
+            Task { for start in stride(from: 0, to: users.count, by: 100) {
+                _ = try? await self.subscribePresence(Array(users[start..<min(start + 100, users.count)]))
+            } }
+        }
+        for channelID in feeds.keys { catchUp(channelID) }
+    }
+
+    private func read(_ opened: any ChatTransportConnection) async {
+        for await event in opened.events {
+            switch event {
+            case .text(let text): received(text)
+            case .closed(let code, _): lost(opened, code: code)
+            }
+        }
+        lost(opened, code: nil)
+    }
+
+    private func lost(_ lostConnection: any ChatTransportConnection, code: Int?) {
+        guard connection === lostConnection else { return }
+        connection = nil
+        guard state != .closed else { return }
+        if code == 4002 {
+            // Deactivated: the gateway will refuse this user; nothing is retried.
+            disconnect()
+            return
+        }
+        if code == 4001 { tokenStale = true }
+        for (id, request) in pending where !request.retriable {
+            pending[id] = nil
+            request.continuation.resume(throwing: ChatClientError(.connectionFailed, "the connection was lost before the answer"))
+        }
+        for channelID in feeds.keys { feeds[channelID]?.historyFailed() }
+        reconnect()
+    }
+
+    private func reconnect() {
+        guard reconnecting == nil else { return }
+        reconnecting = Task {
+            var attempt = 1
+            while !Task.isCancelled {
+                setState(.reconnecting(attempt: attempt))
+                try? await Task.sleep(for: options.backoff.delay(attempt: attempt, unit: Double.random(in: 0...1)))
+                if Task.isCancelled || state == .closed { break }
+                do {
+                    try await open()
+                    break
+                } catch let error as ChatClientError where error.code == .notLoggedIn || error.code == .tokenExpired
+                    || (error.code == .handshakeRefused && error.status == 403) {
+                    disconnect()
+                    break
+                } catch {
+                    attempt += 1
+                }
+            }
+            reconnecting = nil
+        }
+    }
+
+    private func setState(_ new: ConnectionState) {
+        guard state != new else { return }
+        state = new
+        publish(.connection(new))
+    }
+
+    // MARK: requests
+
+    struct PendingRequest {
+        /// The request as sent, its id included.
+        var text: String
+        var retriable: Bool
+        var continuation: CheckedContinuation<Data, any Error>
+    }
+
+    /// Sends a request and waits for its answer's `result` (as JSON). `retriable` requests are
+    /// sent again after a reconnect.
+    func request(_ type: String, _ params: [String: any Sendable] = [:], retriable: Bool = true) async throws -> Data {
+        guard state != .closed else { throw ChatClientError(.closed, "not connected") }
+        lastRequestID += 1
+        let id = lastRequestID
+        var frame: [String: Any] = [:]
+        for (key, value) in params { frame[key] = (value as? Unchecked)?.value ?? value }
+        frame["id"] = id
+        frame["type"] = type
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: frame), as: UTF8.self)
+        let timeout = options.requestTimeout
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            await self?.timedOut(id)
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            pending[id] = PendingRequest(text: text, retriable: retriable, continuation: continuation)
+            connection?.send(text)
+        }
+    }
+
+    private func timedOut(_ id: Int) {
+        pending.removeValue(forKey: id)?.continuation.resume(throwing: ChatClientError(.timedOut, "no answer in time"))
+    }
+
+    private func received(_ text: String) {
+        let data = Data(text.utf8)
+        guard let frame = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return }
+        switch frame["type"] as? String {
+        case "event":
+            event(named: frame["event"] as? String ?? "", data: frame["data"])
+        case "ok":
+            guard let id = frame["id"] as? Int, let request = pending.removeValue(forKey: id) else { return }
+            let result = (try? JSONSerialization.data(withJSONObject: frame["result"] ?? [:], options: .fragmentsAllowed)) ?? Data()
+            request.continuation.resume(returning: result)
+        case "error":
+            guard let id = frame["id"] as? Int, let request = pending.removeValue(forKey: id) else { return }
+            let body = frame["error"] as? [String: Any] ?? [:]
+            let error = ChatClientError(ChatClientError.Code(wire: body["code"] as? String ?? ""),
+                                        body["message"] as? String ?? "", retryAfterMs: body["retryAfterMs"] as? Int)
+            request.continuation.resume(throwing: error)
+        default:
+            break
+        }
+    }
+
+    // MARK: events
+
+    /// Every event, as it arrives, until the stream's consumer stops.
+    public func events() -> AsyncStream<ChatEvent> { subscribe(channelID: nil) }
+
+    /// The events about one channel (messages, updates, typing, read marks).
+    public func events(in channelID: String) -> AsyncStream<ChatEvent> { subscribe(channelID: channelID) }
+
+    private func subscribe(channelID: String?) -> AsyncStream<ChatEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ChatEvent.self, bufferingPolicy: .bufferingNewest(10_000))
+        let key = UUID()
+        subscribers[key] = (channelID, continuation)
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribe(key) } }
+        return stream
+    }
+
+    private func unsubscribe(_ key: UUID) { subscribers[key] = nil }
+
+    func publish(_ event: ChatEvent) {
+        let channel = event.channelId
+        for (_, subscriber) in subscribers where subscriber.channelID == nil || subscriber.channelID == channel {
+            subscriber.continuation.yield(event)
+        }
+    }
+
+    private func event(named name: String, data: Any?) {
+        let json = (try? JSONSerialization.data(withJSONObject: data ?? [:], options: .fragmentsAllowed)) ?? Data()
+        let object = data as? [String: Any] ?? [:]
+        let decoder = JSONDecoder()
+        switch name {
+        case "message.new":
+            guard let message = try? decoder.decode(Message.self, from: json) else { return }
+            publish(.message(message))
+            feed(message)
+        case "channel.updated":
+            if let channel = try? decoder.decode(Channel.self, from: json) { publish(.channelUpdated(channel)) }
+        case "user.blocked", "user.unblocked":
+            let user = object["userId"] as? String ?? ""
+            publish(name == "user.blocked" ? .userBlocked(userId: user) : .userUnblocked(userId: user))
+        case "session.expiring":
+            tokenStale = true
+            publish(.sessionExpiring(expiresAt: (object["expiresAt"] as? NSNumber)?.int64Value ?? 0))
+        case "typing.start", "typing.stop":
+            publish(.typing(channelId: object["channelId"] as? String ?? "", userId: object["userId"] as? String ?? "",
+                            started: name == "typing.start"))
+        case "channel.read":
+            publish(.channelRead(channelId: object["channelId"] as? String ?? "", userId: object["userId"] as? String ?? "",
+                                 lastReadSeq: (object["lastReadSeq"] as? NSNumber)?.int64Value ?? 0))
+        case "user.presence":
+            if let presence = try? decoder.decode(Presence.self, from: json) { publish(.presence(presence)) }
+        case "session.resync":
+            let channels = object["channelIds"] as? [String] ?? []
+            publish(.sessionResync(channelIds: channels))
+            for channel in channels where feeds[channel] != nil { catchUp(channel) }
+        default:
+            publish(.other(name: name, data: String(decoding: json, as: UTF8.self)))
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// An error of the gateway (PROTOCOL.md §11) or of the connection to it.
+public struct ChatClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Sendable, Equatable, Hashable {
+        case badRequest, unknownType, notLoggedIn, tokenExpired, uidNotFound, cannotBlockSelf, invalidLimit
+        case tooManyIDs, invalidCursor, channelNotFound, notAMember, messageTooLong, rateLimited, forbidden, internalError
+        /// A code this client does not know yet.
+        case other(String)
+        /// The upgrade was answered with an HTTP error (401, 403, 429, 503, …), `status` below.
+        case handshakeRefused
+        /// The gateway could not be reached, or the connection broke before the answer came.
+        case connectionFailed
+        /// `disconnect()` was called, or the client gave up (a refused token).
+        case closed
+        /// No answer within the request timeout.
+        case timedOut
+
+        public init(wire: String) {
+            switch wire {
+            case "ERR_BAD_REQUEST": self = .badRequest
+            case "ERR_UNKNOWN_TYPE": self = .unknownType
+            case "ERR_NOT_LOGGED_IN": self = .notLoggedIn
+            case "ERR_TOKEN_EXPIRED": self = .tokenExpired
+            case "ERR_UID_NOT_FOUND": self = .uidNotFound
+            case "ERR_CANNOT_BLOCK_SELF": self = .cannotBlockSelf
+            case "ERR_INVALID_LIMIT": self = .invalidLimit
+            case "ERR_TOO_MANY_IDS": self = .tooManyIDs
+            case "ERR_INVALID_CURSOR": self = .invalidCursor
+            case "ERR_CHANNEL_NOT_FOUND": self = .channelNotFound
+            case "ERR_NOT_A_MEMBER": self = .notAMember
+            case "ERR_MESSAGE_TOO_LONG": self = .messageTooLong
+            case "ERR_RATE_LIMITED": self = .rateLimited
+            case "ERR_FORBIDDEN": self = .forbidden
+            case "ERR_INTERNAL": self = .internalError
+            default: self = .other(wire)
+            }
+        }
+    }
+
+    public var code: Code
+    public var message: String
+    /// `ERR_RATE_LIMITED`: when the request may be made again.
+    public var retryAfterMs: Int?
+    /// `.handshakeRefused`: the HTTP status.
+    public var status: Int?
+
+    public init(_ code: Code, _ message: String, retryAfterMs: Int? = nil, status: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.retryAfterMs = retryAfterMs
+        self.status = status
+    }
+
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let status { text += " (HTTP \(status))" }
+        if let retryAfterMs { text += " (retry after \(retryAfterMs) ms)" }
+        return text
+    }
+}

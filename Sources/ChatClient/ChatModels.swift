@@ -1,0 +1,120 @@
+import Foundation
+
+/// PROTOCOL.md §3 objects as the gateway sends them.
+
+public struct User: Decodable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var image: String
+    public var metadata: [String: String]
+    public var online: Bool
+    public var lastSeenAt: Int64
+    public var blockedByMe: Bool
+    /// Only where the gateway reveals it (`blocking.revealBlockedBy`); nil otherwise.
+    public var hasBlockedMe: Bool?
+}
+
+public struct Channel: Decodable, Sendable, Equatable {
+    public var id: String
+    public var type: String
+    public var name: String
+    public var members: [String]
+    public var distinct: Bool
+    public var isOneToOne: Bool
+    public var pushFromBlockedUsers: Bool
+    public var createdAt: Int64
+    public var lastMessage: Message?
+    public var lastActivityAt: Int64
+    public var lastReadSeq: Int64
+    public var unreadCount: Int64
+}
+
+public struct Message: Decodable, Sendable, Equatable {
+    public var id: String
+    public var channelId: String
+    public var seq: Int64
+    public var senderId: String
+    public var text: String
+    public var data: ChatData?
+    public var clientMessageId: String?
+    public var createdAt: Int64
+}
+
+/// `channel.markRead`'s answer.
+public struct ReadState: Decodable, Sendable, Equatable {
+    public var channelId: String
+    public var lastReadSeq: Int64
+    public var unreadCount: Int64
+}
+
+/// A user's presence (`presence.subscribe`, `user.presence`).
+public struct Presence: Decodable, Sendable, Equatable {
+    public var userId: String
+    public var online: Bool
+    public var lastSeenAt: Int64
+}
+
+/// One page of a list and where the next starts (nil: the last page).
+public struct Page<Item: Decodable & Sendable & Equatable>: Sendable, Equatable {
+    public var items: [Item]
+    public var next: String?
+}
+
+/// What a block or unblock did for one user id.
+public enum BlockResult: Sendable, Equatable {
+    case success
+    case failed(ChatClientError.Code)
+}
+
+public enum ChannelType: String, Sendable {
+    case group
+    case open
+}
+
+/// `user.blocked.list` directions (PROTOCOL.md §4).
+public enum BlockDirection: String, Sendable {
+    /// Users I blocked.
+    case blockedByMe = "byMe"
+    /// Users who blocked me (only where the gateway reveals it).
+    case hasBlockedMe = "me"
+    case both
+}
+
+/// A message's free-form `data` object.
+public enum ChatData: Decodable, Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([ChatData])
+    case object([String: ChatData])
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([ChatData].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: ChatData].self))
+        }
+    }
+
+    /// As `JSONSerialization` takes it.
+    var foundationValue: Any {
+        switch self {
+        case .null: return NSNull()
+        case .bool(let value): return value
+        case .number(let value): return value
+        case .string(let value): return value
+        case .array(let values): return values.map(\.foundationValue)
+        case .object(let fields): return fields.mapValues(\.foundationValue)
+        }
+    }
+}

@@ -1,0 +1,235 @@
+import EventLoop
+import Foundation
+import WebSocket
+
+/// `ChatTransport` on this package's own event loop and WebSocket client role: plain `ws://`,
+/// or `wss://` with the `TLSContext` given (the default verifies nothing: see docs/clients.md).
+public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
+    private let group: EventLoopGroup
+    private let tls: TLSContext?
+
+    /// - Parameters:
+    ///   - group: the loop the connections live on (one loop of its own by default).
+    ///   - tls: the client context for `wss://`.
+    public init(group: EventLoopGroup = EventLoopGroup(count: 1), tls: TLSContext? = nil) {
+        self.group = group
+        self.tls = tls
+    }
+
+    public func connect(to url: String) async throws -> any ChatTransportConnection {
+        let target = try WebSocketURL(url)
+        var context: TLSContext?
+        if target.tls {
+            if let tls {
+                context = tls
+            } else {
+                do throws(TLSError) {
+                    context = try TLSContext.insecureClient()
+                } catch {
+                    throw ChatClientError(.connectionFailed, "TLS: \(error)")
+                }
+            }
+        }
+        let connection = WebSocketTransportConnection(target: target, loop: group.next())
+        try await connection.open(tls: context)
+        return connection
+    }
+}
+
+/// Where a `ws://` or `wss://` URL points.
+struct WebSocketURL: Sendable {
+    var host: String
+    var port: Int
+    var tls: Bool
+    /// Path and query, e.g. `/v1/ws?token=…`.
+    var target: String
+
+    init(_ url: String) throws(ChatClientError) {
+        let rest: Substring
+        if url.hasPrefix("ws://") {
+            rest = url.dropFirst(5)
+            tls = false
+        } else if url.hasPrefix("wss://") {
+            rest = url.dropFirst(6)
+            tls = true
+        } else {
+            throw ChatClientError(.connectionFailed, "not a ws:// or wss:// URL: \(url)")
+        }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        let after = rest.dropFirst(authority.count)
+        target = after.isEmpty ? "/" : (after.hasPrefix("?") ? "/" + after : String(after))
+        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
+            host = String(authority[..<colon])
+            guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else {
+                throw ChatClientError(.connectionFailed, "bad port in \(url)")
+            }
+            self.port = port
+        } else {
+            host = String(authority)
+            port = tls ? 443 : 80
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw ChatClientError(.connectionFailed, "no host in \(url)") }
+    }
+
+    var hostHeader: String { (port == (tls ? 443 : 80)) ? host : "\(host):\(port)" }
+}
+
+/// One WebSocket on the loop: the upgrade, then text messages into `events`. Everything
+/// mutable is touched on the loop only.
+final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHandler, @unchecked Sendable {
+    private enum Phase { case connecting, upgrading, open, closed }
+
+    let events: AsyncStream<TransportEvent>
+    private let continuation: AsyncStream<TransportEvent>.Continuation
+    private let target: WebSocketURL
+    private let loop: EventLoop
+    private var phase = Phase.connecting
+    private var socket: SocketConnection?
+    private var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 16 << 20)
+    private var handshake: WebSocketClientHandshake
+    private var response: [UInt8] = []
+    private var frameEvents: [WebSocketConnection.Event] = []
+    private var opened: CheckedContinuation<Void, any Error>?
+    private var closeCode: Int?
+
+    init(target: WebSocketURL, loop: EventLoop) {
+        self.target = target
+        self.loop = loop
+        handshake = WebSocketClientHandshake(host: target.hostHeader, target: target.target)
+        (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self)
+    }
+
+    func open(tls: TLSContext?) async throws {
+        try await withCheckedThrowingContinuation { (opened: CheckedContinuation<Void, any Error>) in
+            loop.execute { [self] in
+                self.opened = opened
+                do {
+                    socket = try SocketConnection.connect(host: target.host, port: target.port, loop: loop, tls: tls,
+                                                          handler: self)
+                } catch {
+                    fail(ChatClientError(.connectionFailed, "connect to \(target.host):\(target.port): \(error)"))
+                }
+            }
+        }
+    }
+
+    func send(_ text: String) {
+        loop.execute { [self] in
+            guard phase == .open, let socket else { return }
+            socket.write(webSocket.encodeText(Array(text.utf8)))
+        }
+    }
+
+    func close() {
+        loop.execute { [self] in
+            guard phase == .open, let socket else { return }
+            if let frame = webSocket.encodeClose(code: .normal) { socket.write(frame) }
+            socket.close()
+        }
+    }
+
+    /// Drops the TCP connection without a close frame, as a network failure would (tests).
+    public func dropForTesting() {
+        loop.execute { [self] in socket?.closeNow() }
+    }
+
+    // MARK: ConnectionHandler (on the loop)
+
+    func connectionDidConnect(_ connection: SocketConnection) {
+        phase = .upgrading
+        connection.write(handshake.request)
+    }
+
+    func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
+        switch phase {
+        case .upgrading: upgrade(bytes, on: connection)
+        case .open: receive(bytes, on: connection)
+        case .connecting, .closed: break
+        }
+    }
+
+    func connectionDidClose(_ connection: SocketConnection) {
+        switch phase {
+        case .connecting, .upgrading:
+            fail(ChatClientError(.connectionFailed, "closed before the upgrade completed"))
+        case .open:
+            continuation.yield(.closed(code: closeCode, reason: closeCode == nil ? "connection lost" : "closed"))
+            continuation.finish()
+        case .closed:
+            break
+        }
+        phase = .closed
+        socket = nil
+    }
+
+    private func upgrade(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
+        response.append(contentsOf: bytes)
+        guard let head = HTTPResponseHead.parse(response) else {
+            if response.count > 64 * 1024 { refuse(ChatClientError(.connectionFailed, "response head too large"), connection) }
+            return
+        }
+        guard head.status == 101 else {
+            let body = response.count > head.byteCount ? Array(response[head.byteCount...]) : []
+            refuse(Self.refusal(status: head.status, body: body), connection)
+            return
+        }
+        guard head.header("Sec-WebSocket-Accept") == handshake.expectedAccept else {
+            refuse(ChatClientError(.connectionFailed, "bad Sec-WebSocket-Accept"), connection)
+            return
+        }
+        phase = .open
+        let rest = Array(response[head.byteCount...])
+        response = []
+        opened?.resume()
+        opened = nil
+        if !rest.isEmpty { rest.withUnsafeBytes { receive($0, on: connection) } }
+    }
+
+    /// The handshake's HTTP error as a `ChatClientError` (its `ERR_*` code when the body has one).
+    static func refusal(status: Int, body: [UInt8]) -> ChatClientError {
+        var message = "HTTP \(status)"
+        var code = ChatClientError.Code.handshakeRefused
+        if let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+           let error = object["error"] as? [String: Any] {
+            if let text = error["message"] as? String { message = text }
+            if let wire = error["code"] as? String, wire == "ERR_NOT_LOGGED_IN" || wire == "ERR_TOKEN_EXPIRED" {
+                code = ChatClientError.Code(wire: wire)
+            }
+        }
+        return ChatClientError(code, message, status: status)
+    }
+
+    private func refuse(_ error: ChatClientError, _ connection: SocketConnection) {
+        fail(error)
+        connection.close()
+    }
+
+    private func fail(_ error: ChatClientError) {
+        phase = .closed
+        opened?.resume(throwing: error)
+        opened = nil
+        continuation.finish()
+    }
+
+    private func receive(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
+        webSocket.receive(bytes, events: &frameEvents)
+        for event in frameEvents {
+            switch event {
+            case .text(let payload):
+                continuation.yield(.text(String(decoding: payload, as: UTF8.self)))
+            case .send(let frame):
+                connection.write(frame)
+            case .closed(let code, _):
+                closeCode = code.map { Int($0.rawValue) } ?? 1005
+                connection.close()
+            case .failed:
+                closeCode = 1002
+                connection.close()
+            default:
+                break
+            }
+        }
+        frameEvents.removeAll(keepingCapacity: true)
+    }
+}

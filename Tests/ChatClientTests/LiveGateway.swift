@@ -1,0 +1,136 @@
+import ChatCore
+import EventLoop
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+@testable import ChatClient
+@testable import Gateway
+
+/// A real gateway on 127.0.0.1 port 0 (SQLite in a fresh folder) for the SDK's tests, with
+/// the admin API, tokens, and a way to cut a user's connections from the server side.
+final class LiveGateway: Sendable {
+    let server: GatewayServer
+    let port: Int
+    let clock: ManualClock
+    private let secret: String
+
+    static func start(revealBlockedBy: Bool = false) async throws -> LiveGateway {
+        var settings = TransportSettings()
+        settings.port = 0
+        settings.eventLoops = 2
+        var chat = ChatSettings()
+        chat.dataDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("chat-client-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: chat.dataDirectory, withIntermediateDirectories: true)
+        chat.service.userMessagesPerSecond = 0
+        chat.service.connectionRequestsPerSecond = 0
+        chat.service.maxRequestsInFlight = 100_000
+        chat.service.revealBlockedBy = revealBlockedBy
+        let clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
+        let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let server = try await GatewayServer.make(settings: settings, chat: chat, logger: logger, clock: clock)
+        return try LiveGateway(server: server, clock: clock, secret: chat.jwtSecret)
+    }
+
+    private init(server: GatewayServer, clock: ManualClock, secret: String) throws {
+        self.server = server
+        self.clock = clock
+        self.secret = secret
+        port = try server.start()
+    }
+
+    deinit { server.stop() }
+
+    var url: String { "ws://127.0.0.1:\(port)/v1/ws" }
+
+    func token(for user: String) async throws -> String {
+        try await TokenAuthority(secret: secret, clock: clock).issue(userID: user, ttlSeconds: 3600, name: nil).token
+    }
+
+    /// An SDK client for `user`, quick to reconnect, on `transport`.
+    func client(_ user: String, transport: any ChatTransport = WebSocketTransport()) -> ChatClient {
+        var options = ChatClient.Options()
+        options.backoff = ReconnectBackoff(base: .milliseconds(20), maximum: .milliseconds(200))
+        options.requestTimeout = .seconds(20)
+        return ChatClient(url: url, transport: transport, options: options) { [self] in try await token(for: user) }
+    }
+
+    /// Closes every connection of `user` from the server side (1001).
+    func closeConnections(of user: String) {
+        guard let chat = server.router.chat else { return }
+        chat.inbox.async { chat.closeSessions(of: user, code: .goingAway, reason: "test") }
+    }
+
+    /// One admin API call; the status and the JSON body.
+    @discardableResult
+    func admin(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        request.setValue("Bearer \(GatewayConfiguration.Admin.developmentKey)", forHTTPHeaderField: "Authorization")
+        if let body { request.httpBody = try JSONSerialization.data(withJSONObject: body) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+    }
+}
+
+/// Wraps a transport so a test can cut the connection in use: a killed socket, or right after
+/// the next `message.send` went out.
+final class CuttableTransport: ChatTransport, @unchecked Sendable {
+    private let inner = WebSocketTransport()
+    private let lock = NSLock()
+    private var current: WebSocketTransportConnection?
+    private var cutAfterNextSend: Duration?
+    private(set) var connects = 0
+
+    func connect(to url: String) async throws -> any ChatTransportConnection {
+        let connection = try await inner.connect(to: url)
+        lock.withLock {
+            current = connection as? WebSocketTransportConnection
+            connects += 1
+        }
+        return CuttableConnection(inner: connection, transport: self)
+    }
+
+    var connectCount: Int { lock.withLock { connects } }
+
+    /// Drops the TCP connection now, without a close frame.
+    func kill() { lock.withLock { current }?.dropForTesting() }
+
+    /// The next `message.send` is followed, `after` later, by a killed socket.
+    func cutAfterNextSend(after delay: Duration) { lock.withLock { cutAfterNextSend = delay } }
+
+    fileprivate func sent(_ text: String) {
+        guard text.contains("\"message.send\"") else { return }
+        let delay: Duration? = lock.withLock {
+            defer { cutAfterNextSend = nil }
+            return cutAfterNextSend
+        }
+        guard let delay else { return }
+        Task {
+            try? await Task.sleep(for: delay)
+            self.kill()
+        }
+    }
+}
+
+private final class CuttableConnection: ChatTransportConnection, @unchecked Sendable {
+    let inner: any ChatTransportConnection
+    unowned let transport: CuttableTransport
+
+    init(inner: any ChatTransportConnection, transport: CuttableTransport) {
+        self.inner = inner
+        self.transport = transport
+    }
+
+    var events: AsyncStream<TransportEvent> { inner.events }
+
+    func send(_ text: String) {
+        inner.send(text)
+        transport.sent(text)
+    }
+
+    func close() { inner.close() }
+}
