@@ -71,6 +71,7 @@ let package = Package(
             swiftSettings: hotPath
         ),
         .target(name: "ChatClient", dependencies: ["WebSocket", "EventLoop"], swiftSettings: strict),
+        .executableTarget(name: "chat-client-example", dependencies: ["ChatClient"], swiftSettings: strict),
         .executableTarget(
             name: "chat-gateway",
             dependencies: ["Gateway", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -100,7 +101,7 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket"], swiftSettings: strict),
-        .testTarget(name: "ChatClientTests", dependencies: ["ChatClient", "Gateway", "EventLoop", "ServiceTestSupport",
+        .testTarget(name: "ChatClientTests", dependencies: ["ChatClient", "chat-client-example", "Gateway", "EventLoop", "ServiceTestSupport",
                                                             .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", "ServiceTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),

@@ -3,14 +3,15 @@ import Foundation
 import WebSocket
 
 /// `ChatTransport` on this package's own event loop and WebSocket client role: plain `ws://`,
-/// or `wss://` with the `TLSContext` given (the default verifies nothing: see docs/clients.md).
+/// or `wss://` with the `TLSContext` given; by default one that verifies the server against the
+/// system's trust store and the host name.
 public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
     private let group: EventLoopGroup
     private let tls: TLSContext?
 
     /// - Parameters:
     ///   - group: the loop the connections live on (one loop of its own by default).
-    ///   - tls: the client context for `wss://`.
+    ///   - tls: the client context for `wss://` (default: `TLSContext.verifyingClient()`).
     public init(group: EventLoopGroup = EventLoopGroup(count: 1), tls: TLSContext? = nil) {
         self.group = group
         self.tls = tls
@@ -24,7 +25,7 @@ public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
                 context = tls
             } else {
                 do throws(TLSError) {
-                    context = try TLSContext.insecureClient()
+                    context = try TLSContext.verifyingClient()
                 } catch {
                     throw ChatClientError(.connectionFailed, "TLS: \(error)")
                 }

@@ -21,6 +21,8 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
 public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     public let isServer: Bool
+    /// A client context that checks the server's chain and name (`verifyingClient`).
+    public private(set) var verifiesServer = false
     /// The session ticket keys of a server that resumes sessions (`ticket_keys.c`).
     private var ticketKeys: OpaquePointer?
 
@@ -70,6 +72,23 @@ public final class TLSContext: @unchecked Sendable {
     public func rotateTicketKeys() -> Bool {
         guard let ticketKeys else { return false }
         return copenssl_ticket_keys_rotate(ticketKeys) == 1
+    }
+
+    /// A client context that verifies the server: its certificate chain against `caFile` (PEM)
+    /// or, without one, the system's trust store, and its name against the host connected to
+    /// (a DNS name or an IP address). A handshake that fails either check fails the connect.
+    public static func verifyingClient(caFile: String? = nil) throws(TLSError) -> TLSContext {
+        guard let ctx = SSL_CTX_new(TLS_client_method()) else { throw TLSError("SSL_CTX_new") }
+        let context = TLSContext(context: ctx, isServer: false)
+        context.applyCommonSettings()
+        if let caFile {
+            guard SSL_CTX_load_verify_locations(ctx, caFile, nil) == 1 else { throw TLSError("cannot load CA file \(caFile)") }
+        } else {
+            guard SSL_CTX_set_default_verify_paths(ctx) == 1 else { throw TLSError("no system trust store") }
+        }
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
+        context.verifiesServer = true
+        return context
     }
 
     /// A client context that does not verify the server (tests and load tests

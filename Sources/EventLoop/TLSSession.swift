@@ -42,7 +42,18 @@ final class TLSSession {
         if context.isServer {
             SSL_set_accept_state(ssl)
         } else {
-            if let serverName { _ = copenssl_set_tlsext_host_name(ssl, serverName) }
+            if let serverName {
+                if context.verifiesServer {
+                    // The certificate must name the host: an IP address or a DNS name.
+                    let param = SSL_get0_param(ssl)
+                    if X509_VERIFY_PARAM_set1_ip_asc(param, serverName) != 1 {
+                        _ = SSL_set1_host(ssl, serverName)
+                        _ = copenssl_set_tlsext_host_name(ssl, serverName)
+                    }
+                } else {
+                    _ = copenssl_set_tlsext_host_name(ssl, serverName)
+                }
+            }
             if let resuming { _ = SSL_set_session(ssl, resuming.session) }
             SSL_set_connect_state(ssl)
         }

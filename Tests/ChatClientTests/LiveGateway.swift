@@ -5,6 +5,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Logging
+import ServiceTestSupport
 @testable import ChatClient
 @testable import Gateway
 
@@ -16,10 +17,16 @@ final class LiveGateway: Sendable {
     let clock: ManualClock
     private let secret: String
 
-    static func start(revealBlockedBy: Bool = false) async throws -> LiveGateway {
+    static func start(revealBlockedBy: Bool = false, certificate: (certificate: String, key: String)? = nil)
+        async throws -> LiveGateway
+    {
         var settings = TransportSettings()
         settings.port = 0
         settings.eventLoops = 2
+        if let certificate {
+            settings.certificateFile = certificate.certificate
+            settings.privateKeyFile = certificate.key
+        }
         var chat = ChatSettings()
         chat.dataDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("chat-client-test-\(UUID().uuidString)").path
@@ -44,6 +51,16 @@ final class LiveGateway: Sendable {
     deinit { server.stop() }
 
     var url: String { "ws://127.0.0.1:\(port)/v1/ws" }
+
+    /// A self-signed certificate for localhost and 127.0.0.1 (scripts/gen-dev-cert).
+    static func developmentCertificate() throws -> (certificate: String, key: String) {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chat-client-cert-\(UUID().uuidString)").path
+        let status = try ChildProcess.run(root.appendingPathComponent("scripts/gen-dev-cert").path, [directory]).status
+        guard status == 0 else { throw ChatClientError(.other("TEST"), "gen-dev-cert failed") }
+        return (directory + "/dev-cert.pem", directory + "/dev-key.pem")
+    }
 
     func token(for user: String) async throws -> String {
         try await TokenAuthority(secret: secret, clock: clock).issue(userID: user, ttlSeconds: 3600, name: nil).token
