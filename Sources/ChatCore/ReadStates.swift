@@ -19,6 +19,33 @@ public struct ReadStates: Sendable {
         var folded: Int64 = 0
         /// The highest seq `folded` covers.
         var foldedThrough: Int64 = 0
+
+        mutating func uncount(_ seq: Int64) {
+            guard seq > lastReadSeq else { return }
+            if let last = uncounted.last, last.upperBound + 1 == seq {
+                uncounted[uncounted.count - 1] = last.lowerBound...seq
+            } else if uncounted.last.map({ seq > $0.upperBound }) ?? true {
+                uncounted.append(seq...seq)
+                if uncounted.count > ReadStates.maxRanges {
+                    let oldest = uncounted.removeFirst()
+                    folded += Int64(oldest.count)
+                    foldedThrough = oldest.upperBound
+                }
+            }
+        }
+
+        mutating func mark(_ seq: Int64) -> Bool {
+            guard seq > lastReadSeq else { return false }
+            lastReadSeq = seq
+            let firstKept = uncounted.firstIndex { $0.upperBound > seq } ?? uncounted.endIndex
+            uncounted.removeFirst(firstKept)
+            if let first = uncounted.first, first.lowerBound <= seq { uncounted[0] = (seq + 1)...first.upperBound }
+            if foldedThrough <= seq {
+                folded = 0
+                foldedThrough = 0
+            }
+            return true
+        }
     }
 
     private var channels: [ChannelID: [UserID: Member]] = [:]
@@ -41,45 +68,17 @@ public struct ReadStates: Sendable {
     /// from). Seqs arrive in ascending order per channel.
     public mutating func uncounted(_ seq: Int64, channel: ChannelID, for users: some Sequence<UserID>) {
         guard channels[channel] != nil else { return }
-        for user in users {
-            guard var member = channels[channel]?[user], seq > member.lastReadSeq else { continue }
-            if let last = member.uncounted.last, last.upperBound + 1 == seq {
-                member.uncounted[member.uncounted.count - 1] = last.lowerBound...seq
-            } else if member.uncounted.last.map({ seq > $0.upperBound }) ?? true {
-                member.uncounted.append(seq...seq)
-                if member.uncounted.count > Self.maxRanges {
-                    let oldest = member.uncounted.removeFirst()
-                    member.folded += Int64(oldest.count)
-                    member.foldedThrough = oldest.upperBound
-                }
-            }
-            channels[channel]?[user] = member
-        }
+        for user in users { channels[channel]?[user]?.uncount(seq) }
     }
 
     /// Moves `user`'s mark to `seq` if that is later; true when it moved.
     @discardableResult
     public mutating func markRead(_ user: UserID, channel: ChannelID, seq: Int64) -> Bool {
-        guard var member = channels[channel]?[user] else {
+        guard channels[channel]?[user] != nil else {
             channels[channel, default: [:]][user] = Member(lastReadSeq: seq)
             return true
         }
-        guard seq > member.lastReadSeq else { return false }
-        member.lastReadSeq = seq
-        while let first = member.uncounted.first, first.lowerBound <= seq {
-            if first.upperBound <= seq {
-                member.uncounted.removeFirst()
-            } else {
-                member.uncounted[0] = (seq + 1)...first.upperBound
-                break
-            }
-        }
-        if member.foldedThrough <= seq {
-            member.folded = 0
-            member.foldedThrough = 0
-        }
-        channels[channel]?[user] = member
-        return true
+        return channels[channel]?[user]?.mark(seq) ?? false
     }
 
     /// The last seq `user` read in `channel` (0: none, or not a member).
