@@ -58,10 +58,19 @@ let package = Package(
         ),
         .target(name: "WebSocket", dependencies: ["CZlib", "COpenSSL"], swiftSettings: hotPath),
         .target(name: "EventLoop", dependencies: ["COpenSSL", "CEpoll"], swiftSettings: hotPath),
+        // The browser files the gateway serves (the web console and the JS SDK it imports),
+        // as SwiftPM resources beside the binary: no build step, no copy in Sources/.
+        .target(
+            name: "ClientAssets",
+            path: "clients",
+            sources: ["ClientAssets.swift"],
+            resources: [.copy("console"), .copy("js/chat-client.js")],
+            swiftSettings: strict
+        ),
         .target(
             name: "Gateway",
             dependencies: [
-                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis",
+                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis", "ClientAssets",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -1,4 +1,5 @@
 import ChatCore
+import ClientAssets
 import Dispatch
 import Foundation
 import EventLoop
@@ -112,8 +113,25 @@ public final class GatewayServer: @unchecked Sendable {
             echoEnabled: settings.echoEnabled, metrics: metrics,
             metricsCredential: metricsCredential(settings, keys: [chat.adminAPIKey, chat.metricsAPIKey ?? ""]),
             chat: service, admin: AdminAPI(service: service, apiKey: chat.adminAPIKey),
-            dependencies: probes.isEmpty ? nil : DependencyWatch(probes: probes, logger: logger))
+            dependencies: probes.isEmpty ? nil : DependencyWatch(probes: probes, logger: logger),
+            console: settings.consoleEnabled ? webConsole(settings, chat: chat, tokens: tokens, logger: logger) : nil)
         return server
+    }
+
+    /// The web console over the files beside the binary; when they are missing it answers
+    /// 503 saying so, and the log says it once.
+    private static func webConsole(_ settings: TransportSettings, chat: ChatSettings, tokens: TokenAuthority,
+                                   logger: Logger) -> WebConsole {
+        let resources = ClientAssets.load()
+        let console = WebConsole(files: ConsoleFiles(resources: resources ?? [:]),
+                                 devSignIn: DevSignIn(jwtSecret: chat.jwtSecret, listenerHost: settings.host), tokens: tokens)
+        if console.files.hasPage {
+            logger.info("console.enabled", metadata: ["path": "\(ConsoleFiles.pagePath)",
+                                                      "devSignIn": "\(console.devSignIn.isOffered)"])
+        } else {
+            logger.warning("console.files_missing", metadata: ["bundle": "\(ClientAssets.bundleName)"])
+        }
+        return console
     }
 
     /// `/metrics` is open on a loopback listener and takes one of `keys` on any other.

@@ -15,12 +15,13 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(body.utf8))
     }
 
-    /// The serialized response, with `Content-Length` (for non-101) and `Connection: close`
+    /// The serialized response, with `Content-Length` (except for 101 and 304, which have no
+    /// body) and `Connection: close`
     /// when `closeConnection` is set.
     public func serialized(closeConnection: Bool = false) -> [UInt8] {
         var text = "HTTP/1.1 \(status) \(Self.reasonPhrase(status))\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        if status != 101 { text += "Content-Length: \(body.count)\r\n" }
+        if status != 101 && status != 304 { text += "Content-Length: \(body.count)\r\n" }
         if closeConnection { text += "Connection: close\r\n" }
         text += "\r\n"
         return Array(text.utf8) + body
@@ -32,6 +33,7 @@ public struct HTTPResponse: Sendable {
         case 200: return "OK"
         case 201: return "Created"
         case 204: return "No Content"
+        case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
         case 403: return "Forbidden"

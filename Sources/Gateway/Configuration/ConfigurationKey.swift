@@ -79,6 +79,7 @@ extension ConfigurationKey {
     static let metricsAPIKey = ConfigurationKey("metrics.apiKey", .string, isSecret: true)
     static let clusterRedisURL = ConfigurationKey("cluster.redisUrl", .string)
     static let clusterNodeID = ConfigurationKey("cluster.nodeId", .string)
+    static let consoleEnabled = ConfigurationKey("console.enabled", .boolean)
 
     static let all: [ConfigurationKey] = [
         .serverHost, .serverPort, .serverAllowedOrigins, .serverEventLoops,
@@ -98,6 +99,7 @@ extension ConfigurationKey {
         .shutdownDrainSeconds,
         .conformanceEcho,
         .metricsAPIKey, .clusterRedisURL, .clusterNodeID,
+        .consoleEnabled,
     ]
 
     static let byPath: [String: ConfigurationKey] = Dictionary(

@@ -43,6 +43,7 @@ extension GatewayConfiguration {
         metrics.apiKey = try sources.optionalString(.metricsAPIKey)
         cluster.redisURL = try sources.optionalString(.clusterRedisURL)
         cluster.nodeID = try sources.optionalString(.clusterNodeID)
+        console.enabled = try sources.bool(.consoleEnabled) ?? console.enabled
     }
 
     private mutating func readNetwork(from sources: ConfigurationSources) throws(ConfigurationError) {

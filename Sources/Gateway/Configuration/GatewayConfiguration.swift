@@ -17,6 +17,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var conformance: Conformance
     public var metrics: MetricsEndpoint
     public var cluster = Cluster()
+    public var console = Console()
 
     public init(
         server: Server = Server(),
@@ -162,6 +163,15 @@ extension GatewayConfiguration {
 
         public init(drainSeconds: Int = 10) {
             self.drainSeconds = drainSeconds
+        }
+    }
+
+    /// The web console at `/console` (PROTOCOL.md §14; docs/ARCHITECTURE.md, "The web console").
+    public struct Console: Sendable, Equatable {
+        public var enabled: Bool
+
+        public init(enabled: Bool = true) {
+            self.enabled = enabled
         }
     }
 

@@ -42,11 +42,15 @@ final class HTTPRouter: Sendable {
     let metricsCredential: BearerCredential?
     /// The shared services `/readyz` waits for (none on SQLite).
     let dependencies: DependencyWatch?
+    /// `/console` (nil: `console.enabled` is false, or no chat core to talk to).
+    let console: WebConsole?
     private let draining = Atomic<Bool>(false)
 
     init(echoEnabled: Bool, metrics: GatewayMetrics, metricsCredential: BearerCredential?,
-         chat: ChatService? = nil, admin: AdminAPI? = nil, dependencies: DependencyWatch? = nil) {
+         chat: ChatService? = nil, admin: AdminAPI? = nil, dependencies: DependencyWatch? = nil,
+         console: WebConsole? = nil) {
         self.dependencies = dependencies
+        self.console = console
         self.echoEnabled = echoEnabled
         self.metrics = metrics
         self.metricsCredential = metricsCredential
@@ -95,6 +99,9 @@ final class HTTPRouter: Sendable {
                 }
             }
         default:
+            if let console, WebConsole.owns(path) {
+                return console.route(request)
+            }
             if path.hasPrefix("/v1/admin/"), let admin {
                 return .deferred { completion in
                     admin.handle(request) { completion(.respond($0)) }

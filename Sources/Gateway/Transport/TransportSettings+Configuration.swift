@@ -18,5 +18,6 @@ extension TransportSettings {
             close: UInt64(configuration.limits.closeTimeoutSeconds))
         handshakesAtOnce = configuration.limits.handshakesAtOnce
         echoEnabled = configuration.conformance.echo
+        consoleEnabled = configuration.console.enabled
     }
 }

@@ -32,4 +32,6 @@ struct TransportSettings: Sendable {
     /// `limits.handshakesAtOnce`: each loop's bound on connections in their opening handshake (0: none).
     var handshakesAtOnce = 0
     var echoEnabled = false
+    /// `console.enabled`: `/console` serves the web console (a chat gateway only).
+    var consoleEnabled = true
 }

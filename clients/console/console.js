@@ -1,0 +1,932 @@
+// The web console (PROTOCOL.md §14): one page that signs in, then speaks only the
+// public protocol over /v1/ws through the SDK (chat-client.js, served beside it
+// from clients/js/chat-client.js). This file is the app: state, rendering, input.
+
+import { ChatClient, ConnectionState, endpointFor, newClientMessageId, readTokenClaims } from "./chat-client.js";
+
+const devSignInPath = "/console/dev-sign-in";
+const sessionKey = "chat-console.session";
+const historyPageSize = 30;
+const typingRefreshMs = 3000; // the gateway forwards one typing.start per 2 s and drops the state after 10 s
+const typingIdleMs = 5000; // no keystroke for this long: typing.stop
+const typingShownMs = 11000; // others' typing without news for this long: hide it
+const presenceChunk = 100;
+
+const $ = (id) => document.getElementById(id);
+
+/** `el("li", {class: "x", dataset: {seq: 1}}, child, "text")` */
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "dataset") Object.assign(node.dataset, value);
+    else if (name === "text") node.textContent = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// MARK: State
+
+const state = {
+  client: null,
+  session: null, // { kind: "dev", userId } | { kind: "token", token }
+  me: null, // User
+  blocked: new Set(),
+  users: new Map(), // id → User (names)
+  channels: new Map(), // id → Channel
+  activeId: null,
+  conversations: new Map(), // channelId → { messages: [], earlier: {beforeSeq, cursor} | null, loaded, loading }
+  presence: new Map(), // userId → { online, lastSeenAt }
+  subscribed: new Set(),
+  typing: new Map(), // channelId → Map(userId → timer)
+  readBy: new Map(), // channelId → Map(userId → lastReadSeq)
+  readStateSupported: true,
+  markReadTimer: null,
+  ownTyping: { channelId: null, lastSentAt: 0, idleTimer: null },
+};
+
+function conversation(channelId) {
+  if (!state.conversations.has(channelId)) {
+    state.conversations.set(channelId, { messages: [], earlier: null, loaded: false, loading: false });
+  }
+  return state.conversations.get(channelId);
+}
+
+const userName = (id) => (id === state.me?.id ? "You" : state.users.get(id)?.name || id);
+
+function otherMembers(channel) {
+  return (channel.members || []).filter((id) => id !== state.me?.id);
+}
+
+function channelTitle(channel) {
+  if (channel.name) return channel.name;
+  const others = otherMembers(channel);
+  return others.length ? others.map(userName).join(", ") : "Just you";
+}
+
+/** A 1-to-1's other member (presence dot on the channel's avatar). */
+function peerOf(channel) {
+  const others = otherMembers(channel);
+  return channel.isOneToOne && others.length === 1 ? others[0] : null;
+}
+
+function hue(text) {
+  let hash = 0;
+  for (const char of text) hash = (hash * 31 + char.codePointAt(0)) >>> 0;
+  return hash % 360;
+}
+
+function avatar(label, { seed = label, small = false, presenceOf = null } = {}) {
+  const node = el("span", { class: small ? "avatar small" : "avatar" }, (label || "?").replace(/^[^A-Za-z0-9]+/, "").slice(0, 1) || "#");
+  node.style.setProperty("background", `hsl(${hue(seed || "?")} 55% 52%)`);
+  if (presenceOf) node.append(el("span", { class: "dot", dataset: { online: String(!!state.presence.get(presenceOf)?.online), user: presenceOf } }));
+  return node;
+}
+
+// MARK: Formatting
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: "long", month: "short", day: "numeric" });
+
+function shortTime(ms) {
+  if (!ms) return "";
+  const date = new Date(ms);
+  const today = new Date();
+  if (date.toDateString() === today.toDateString()) return timeFormat.format(date);
+  return new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric" }).format(date);
+}
+
+function describeError(error) {
+  const code = error?.code || "ERR_INTERNAL";
+  const friendly = {
+    ERR_RATE_LIMITED: `Slow down: try again in ${((error.retryAfterMs || 1000) / 1000).toFixed(1)} s`,
+    ERR_CHANNEL_NOT_FOUND: "That channel does not exist, or you are not in it",
+    ERR_NOT_A_MEMBER: "You are not a member of that channel",
+    ERR_UID_NOT_FOUND: "No such user (a user exists once they have signed in)",
+    ERR_MESSAGE_TOO_LONG: "That message is too long",
+    ERR_DISCONNECTED: "The connection dropped before the gateway answered",
+    ERR_NOT_CONNECTED: "Not connected",
+    ERR_TIMEOUT: "The gateway did not answer in time",
+    ERR_CANNOT_BLOCK_SELF: "You cannot block yourself",
+  }[code];
+  return { code, text: friendly || error?.message || code };
+}
+
+function toast(text, { kind = "info", code = null, ms = 5000 } = {}) {
+  const node = el("div", { class: "toast", dataset: { kind }, role: kind === "error" ? "alert" : "status" },
+    el("span", {}, text), code ? el("code", {}, code) : null);
+  $("toasts").append(node);
+  setTimeout(() => node.remove(), ms);
+}
+
+function showError(error, context) {
+  const { code, text } = describeError(error);
+  toast(context ? `${context}: ${text}` : text, { kind: "error", code });
+}
+
+// MARK: Sign-in
+
+async function startSignIn() {
+  const saved = readSavedSession();
+  const devOffered = await fetch(devSignInPath, { cache: "no-store" }).then((r) => r.ok).catch(() => false);
+  $("dev-sign-in").hidden = !devOffered;
+  if (devOffered) {
+    const quick = $("dev-quick");
+    quick.replaceChildren(...["alice", "bob", "carol"].map((name) =>
+      el("button", { type: "button", onclick: () => signIn({ kind: "dev", userId: name }) }, name)));
+  }
+  if (saved && (saved.kind === "token" || devOffered)) {
+    signIn(saved);
+    return;
+  }
+  showSignIn();
+}
+
+function showSignIn(message) {
+  $("app").hidden = true;
+  $("sign-in").hidden = false;
+  const error = $("sign-in-error");
+  error.hidden = !message;
+  error.textContent = message || "";
+  if (!$("dev-sign-in").hidden) $("dev-user").focus();
+  else $("token-input").focus();
+}
+
+function readSavedSession() {
+  try {
+    return JSON.parse(sessionStorage.getItem(sessionKey));
+  } catch {
+    return null;
+  }
+}
+
+async function devToken(userId) {
+  const response = await fetch(devSignInPath, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ userId }),
+    cache: "no-store",
+  });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw Object.assign(new Error(body.error?.message || `dev sign-in answered ${response.status}`), { code: body.error?.code });
+  return body.token;
+}
+
+async function signIn(session) {
+  if (session.kind === "token") {
+    const claims = readTokenClaims(session.token);
+    if (!claims || !claims.sub) return showSignIn("That is not a JWT (three base64url parts, with a sub claim).");
+    if (claims.exp && claims.exp * 1000 < Date.now()) return showSignIn(`That token expired at ${new Date(claims.exp * 1000).toLocaleString()}.`);
+  }
+  const getToken = session.kind === "dev" ? () => devToken(session.userId) : null;
+  const client = new ChatClient({
+    url: endpointFor(window.location),
+    ...(getToken ? { getToken } : { token: session.token }),
+    device: "web-console",
+  });
+  wire(client);
+  try {
+    await client.connect();
+  } catch (error) {
+    client.close();
+    sessionStorage.removeItem(sessionKey);
+    const reason = session.kind === "dev"
+      ? `Could not sign in as ${session.userId}: ${error.message}`
+      : "The gateway did not accept that token (wrong secret, expired, or not a valid user id), or it cannot be reached.";
+    return showSignIn(reason);
+  }
+  state.client = client;
+  state.session = session;
+  sessionStorage.setItem(sessionKey, JSON.stringify(session));
+  $("sign-in").hidden = true;
+  $("app").hidden = false;
+  await loadEverything();
+}
+
+function signOut() {
+  state.client?.close();
+  sessionStorage.removeItem(sessionKey);
+  window.location.reload();
+}
+
+// MARK: Loading
+
+async function loadEverything() {
+  const client = state.client;
+  try {
+    const me = await client.request("me");
+    state.me = me.user;
+    state.users.set(me.user.id, me.user);
+    state.blocked = new Set(me.blockedUserIds || []);
+    renderMe();
+    const channels = [];
+    let page = await client.request("channel.list", { limit: 100 });
+    channels.push(...page.channels);
+    while (page.next && channels.length < 500) {
+      page = await client.request("channel.list", { limit: 100, cursor: page.next });
+      channels.push(...page.channels);
+    }
+    const seen = new Set();
+    for (const channel of channels) {
+      seen.add(channel.id);
+      mergeChannel(channel);
+    }
+    for (const id of [...state.channels.keys()]) if (!seen.has(id)) state.channels.delete(id);
+    await loadPeople(channels.flatMap((c) => c.members || []));
+    renderChannels();
+    if (state.activeId) {
+      if (!state.channels.has(state.activeId)) closeChannel();
+      else renderConversation();
+    }
+    markReadSoon();
+  } catch (error) {
+    showError(error, "Loading your channels");
+  }
+}
+
+/** Keeps the local read state when an event's channel lacks it (a gateway before v1.1). */
+function mergeChannel(channel) {
+  const known = state.channels.get(channel.id);
+  const merged = { ...channel };
+  if (merged.unreadCount === undefined) merged.unreadCount = known?.unreadCount ?? 0;
+  if (merged.lastReadSeq === undefined) merged.lastReadSeq = known?.lastReadSeq ?? 0;
+  state.channels.set(channel.id, merged);
+  return merged;
+}
+
+/** Names for new user ids, and presence for them. */
+async function loadPeople(ids) {
+  const client = state.client;
+  const unknown = [...new Set(ids)].filter((id) => !state.users.has(id));
+  for (let i = 0; i < unknown.length; i += 250) {
+    try {
+      const page = await client.request("user.list", { userIds: unknown.slice(i, i + 250), limit: 100 });
+      for (const user of page.users) state.users.set(user.id, user);
+    } catch (error) {
+      showError(error, "Loading names");
+    }
+  }
+  const toFollow = [...new Set(ids)].filter((id) => id !== state.me.id && !state.subscribed.has(id));
+  for (let i = 0; i < toFollow.length; i += presenceChunk) {
+    const chunk = toFollow.slice(i, i + presenceChunk);
+    try {
+      const result = await client.request("presence.subscribe", { userIds: chunk });
+      for (const entry of result.users) {
+        state.subscribed.add(entry.userId);
+        state.presence.set(entry.userId, { online: entry.online, lastSeenAt: entry.lastSeenAt });
+      }
+    } catch (error) {
+      if (error.code !== "ERR_UNKNOWN_TYPE") showError(error, "Following presence");
+    }
+  }
+}
+
+// MARK: Events from the gateway
+
+function wire(client) {
+  client.on("state", ({ state: connection, retryInMs, reason, reconnected }) => {
+    const label = $("connection-label");
+    label.dataset.state = connection;
+    label.textContent = {
+      [ConnectionState.open]: "Online",
+      [ConnectionState.connecting]: "Connecting…",
+      [ConnectionState.reconnecting]: "Reconnecting…",
+      [ConnectionState.closed]: "Offline",
+    }[connection] || connection;
+    const banner = $("banner");
+    if (connection === ConnectionState.reconnecting && retryInMs !== undefined) {
+      banner.dataset.kind = "warning";
+      banner.replaceChildren(el("span", {}, `Connection lost (${reason}). Reconnecting in ${Math.ceil(retryInMs / 1000)} s…`),
+        el("button", { type: "button", onclick: () => client.reconnectNow() }, "Retry now"));
+      banner.hidden = false;
+    } else if (connection === ConnectionState.closed && state.client === client) {
+      banner.dataset.kind = "error";
+      banner.replaceChildren(el("span", {}, `Disconnected: ${reason}.`),
+        el("button", { type: "button", onclick: signOut }, "Sign in again"));
+      banner.hidden = false;
+    } else if (connection === ConnectionState.open) {
+      banner.hidden = true;
+      if (reconnected) {
+        // Subscriptions and typing belong to the old connection; counts may have moved.
+        state.subscribed.clear();
+        state.typing.forEach((users) => users.forEach(clearTimeout));
+        state.typing.clear();
+        renderTyping();
+        loadEverything();
+      }
+    }
+  });
+  client.on("message.new", (message) => receiveMessage(message));
+  client.on("channel.updated", (channel) => {
+    if (!channel.members?.includes(state.me?.id)) {
+      state.channels.delete(channel.id);
+      if (state.activeId === channel.id) closeChannel();
+      renderChannels();
+      return;
+    }
+    const isNew = !state.channels.has(channel.id);
+    mergeChannel(channel);
+    if (isNew) state.client.follow(channel.id, 0);
+    loadPeople(channel.members).then(() => {
+      renderChannels();
+      if (state.activeId === channel.id) renderHeader();
+    });
+  });
+  client.on("typing.start", ({ channelId, userId }) => setTyping(channelId, userId, true));
+  client.on("typing.stop", ({ channelId, userId }) => setTyping(channelId, userId, false));
+  client.on("channel.read", ({ channelId, userId, lastReadSeq }) => {
+    if (!state.readBy.has(channelId)) state.readBy.set(channelId, new Map());
+    const map = state.readBy.get(channelId);
+    map.set(userId, Math.max(map.get(userId) || 0, lastReadSeq));
+    if (state.activeId === channelId) renderMessages({ keepScroll: true });
+  });
+  client.on("user.presence", ({ userId, online, lastSeenAt }) => {
+    state.presence.set(userId, { online, lastSeenAt });
+    for (const dot of document.querySelectorAll(`[data-user="${CSS.escape(userId)}"]`)) dot.dataset.online = String(online);
+    if (state.activeId) renderHeader();
+  });
+  client.on("user.blocked", ({ userId }) => {
+    state.blocked.add(userId);
+    refreshBlockViews();
+  });
+  client.on("user.unblocked", ({ userId }) => {
+    state.blocked.delete(userId);
+    refreshBlockViews();
+  });
+  client.on("session.expiring", () => {
+    if (state.session?.kind === "token") toast("Your token expires within a minute: sign in again with a new one.", { kind: "error", ms: 10000 });
+  });
+  client.on("catchUp.error", ({ error }) => showError(error, "Catching up"));
+}
+
+function receiveMessage(message) {
+  const channel = state.channels.get(message.channelId);
+  if (!channel) {
+    // A channel we have not seen yet (someone just added us).
+    state.client.request("channel.get", { channelId: message.channelId })
+      .then((fetched) => {
+        mergeChannel(fetched);
+        return loadPeople(fetched.members);
+      })
+      .then(() => renderChannels())
+      .catch(() => {});
+    return;
+  }
+  channel.lastMessage = message;
+  channel.lastActivityAt = Math.max(channel.lastActivityAt || 0, message.createdAt);
+  setTyping(message.channelId, message.senderId, false);
+  const convo = state.conversations.get(message.channelId);
+  if (convo?.loaded) insertMessage(convo, message);
+  const isMine = message.senderId === state.me.id;
+  if (!isMine) {
+    if (message.channelId === state.activeId && pageIsVisible()) markReadSoon();
+    else channel.unreadCount = (channel.unreadCount || 0) + 1;
+  }
+  renderChannels();
+  if (message.channelId === state.activeId) renderMessages({ stickToBottom: true });
+}
+
+/** Adds or replaces (same id, or the pending send with its clientMessageId) keeping seq order. */
+function insertMessage(convo, message) {
+  const list = convo.messages;
+  const existing = list.findIndex((m) => m.id === message.id
+    || (message.clientMessageId && m.clientMessageId === message.clientMessageId && m.senderId === message.senderId));
+  if (existing >= 0) {
+    list[existing] = { ...message, status: "sent" };
+  } else {
+    list.push({ ...message, status: "sent" });
+  }
+  list.sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
+}
+
+function refreshBlockViews() {
+  renderChannels();
+  if (state.activeId) {
+    renderHeader();
+    renderMessages({ keepScroll: true });
+  }
+  if ($("members-dialog").open) renderMembers();
+  if ($("blocked-dialog").open) loadBlocked(true);
+}
+
+// MARK: Channel list
+
+function renderMe() {
+  $("me-name").textContent = state.me.name || state.me.id;
+  $("me-avatar").replaceWith(Object.assign(avatar(state.me.name || state.me.id, { seed: state.me.id }), { id: "me-avatar" }));
+}
+
+function sortedChannels() {
+  return [...state.channels.values()].sort((a, b) => (b.lastActivityAt || 0) - (a.lastActivityAt || 0));
+}
+
+function renderChannels() {
+  const list = $("channel-list");
+  const channels = sortedChannels();
+  $("channel-empty").hidden = channels.length > 0;
+  list.replaceChildren(...channels.map((channel) => {
+    const title = channelTitle(channel);
+    const unread = channel.id === state.activeId && pageIsVisible() ? 0 : channel.unreadCount || 0;
+    const typers = [...(state.typing.get(channel.id)?.keys() || [])];
+    const last = channel.lastMessage;
+    const preview = typers.length
+      ? el("span", { class: "preview typing-preview" }, `${typers.map(userName).join(", ")} typing…`)
+      : el("span", { class: "preview" }, last ? `${last.senderId === state.me.id ? "You: " : ""}${last.text}` : "No messages yet");
+    return el("button", {
+      class: `channel-item${unread ? " has-unread" : ""}`,
+      type: "button",
+      "aria-current": channel.id === state.activeId ? "true" : "false",
+      dataset: { channelId: channel.id, unread: String(unread) },
+      onclick: () => openChannel(channel.id),
+    },
+    avatar(title, { seed: channel.id, presenceOf: peerOf(channel) }),
+    el("span", { class: "text" }, el("span", { class: "name" }, title), preview),
+    el("span", { class: "meta" },
+      el("span", { class: "time" }, shortTime(channel.lastActivityAt)),
+      unread ? el("span", { class: "unread", "aria-label": `${unread} unread` }, unread > 99 ? "99+" : String(unread)) : null));
+  }));
+}
+
+// MARK: Conversation
+
+async function openChannel(channelId) {
+  if (state.activeId !== channelId) stopOwnTyping();
+  state.activeId = channelId;
+  $("app").dataset.view = "conversation";
+  $("no-channel").hidden = true;
+  $("channel-view").hidden = false;
+  const draft = drafts.get(channelId) || "";
+  $("composer-input").value = draft;
+  autoGrow();
+  renderHeader();
+  renderTyping();
+  renderChannels();
+  const convo = conversation(channelId);
+  if (!convo.loaded && !convo.loading) {
+    renderMessages();
+    await loadLatest(channelId);
+  } else {
+    renderMessages({ stickToBottom: true });
+  }
+  markReadSoon();
+  if (window.matchMedia("(min-width: 761px)").matches) $("composer-input").focus();
+}
+
+function closeChannel() {
+  stopOwnTyping();
+  state.activeId = null;
+  $("app").dataset.view = "list";
+  $("channel-view").hidden = true;
+  $("no-channel").hidden = false;
+  renderChannels();
+}
+
+async function loadLatest(channelId) {
+  const convo = conversation(channelId);
+  convo.loading = true;
+  try {
+    const page = await state.client.request("message.history", { channelId, limit: historyPageSize });
+    for (const message of page.messages) insertMessage(convo, message);
+    convo.earlier = earlierFrom(page);
+    convo.loaded = true;
+    state.client.follow(channelId, 0);
+  } catch (error) {
+    showError(error, "Loading messages");
+  } finally {
+    convo.loading = false;
+  }
+  if (state.activeId === channelId) renderMessages({ stickToBottom: true });
+}
+
+/** Where the next older page starts: `beforeSeq` the oldest shown, or the cursor when a page showed nothing. */
+function earlierFrom(page) {
+  if (!page.next) return null;
+  const oldest = page.messages[0];
+  return oldest ? { beforeSeq: oldest.seq } : { cursor: page.next };
+}
+
+async function loadEarlier() {
+  const channelId = state.activeId;
+  const convo = conversation(channelId);
+  if (!convo.earlier || convo.loading) return;
+  convo.loading = true;
+  const params = { channelId, limit: historyPageSize, ...convo.earlier };
+  try {
+    const page = await state.client.request("message.history", params);
+    for (const message of page.messages) insertMessage(convo, message);
+    convo.earlier = earlierFrom(page);
+  } catch (error) {
+    showError(error, "Loading earlier messages");
+  } finally {
+    convo.loading = false;
+  }
+  if (state.activeId === channelId) renderMessages({ keepScroll: true });
+}
+
+function renderHeader() {
+  const channel = state.channels.get(state.activeId);
+  if (!channel) return;
+  const title = channelTitle(channel);
+  $("channel-name").textContent = title;
+  $("channel-avatar").replaceWith(Object.assign(avatar(title, { seed: channel.id, presenceOf: peerOf(channel) }), { id: "channel-avatar" }));
+  const others = otherMembers(channel);
+  const line = $("channel-members");
+  if (!others.length) {
+    line.replaceChildren(el("span", {}, "Only you so far: invite someone"));
+    return;
+  }
+  const peer = peerOf(channel);
+  if (peer) {
+    const presence = state.presence.get(peer);
+    const status = state.blocked.has(peer) ? "Blocked"
+      : presence?.online ? "Online" : presence?.lastSeenAt ? `Last seen ${shortTime(presence.lastSeenAt)}` : "Offline";
+    line.replaceChildren(el("span", {}, el("span", { class: "presence-dot", dataset: { online: String(!!presence?.online), user: peer } }), status));
+    return;
+  }
+  line.replaceChildren(...others.slice(0, 8).map((id) => el("span", {},
+    el("span", { class: "presence-dot", dataset: { online: String(!!state.presence.get(id)?.online), user: id } }),
+    userName(id) + (state.blocked.has(id) ? " (blocked)" : ""))),
+  others.length > 8 ? el("span", {}, `+${others.length - 8}`) : null);
+}
+
+function pageIsVisible() {
+  return document.visibilityState === "visible";
+}
+
+function renderMessages({ stickToBottom = false, keepScroll = false } = {}) {
+  const box = $("messages");
+  const convo = conversation(state.activeId);
+  const nearBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+  const fromBottom = box.scrollHeight - box.scrollTop;
+  $("load-earlier").hidden = !convo.earlier || !convo.loaded;
+  $("history-start").hidden = !convo.loaded || !!convo.earlier || convo.messages.length === 0;
+  const channel = state.channels.get(state.activeId);
+  const seenUpTo = latestSeen(state.activeId);
+  const lastOwnSeen = [...convo.messages].reverse().find((m) => m.senderId === state.me.id && m.seq !== undefined && m.seq <= seenUpTo.seq);
+  const items = [];
+  let previous = null;
+  for (const message of convo.messages) {
+    const day = new Date(message.createdAt || Date.now()).toDateString();
+    if (!previous || new Date(previous.createdAt || Date.now()).toDateString() !== day) {
+      items.push(el("li", { class: "day" }, dayFormat.format(new Date(message.createdAt || Date.now()))));
+      previous = null;
+    }
+    const mine = message.senderId === state.me.id;
+    const continued = previous && previous.senderId === message.senderId && (message.createdAt - previous.createdAt) < 5 * 60000;
+    const blockedSender = !mine && state.blocked.has(message.senderId);
+    let status = null;
+    if (mine) {
+      if (message.status === "sending") status = el("div", { class: "status" }, "Sending…");
+      else if (message.status === "failed") {
+        status = el("div", { class: "status failed" }, `Not sent: ${message.error}`,
+          el("button", { type: "button", onclick: () => retrySend(message) }, "Retry"));
+      } else if (message === lastOwnSeen) {
+        status = el("div", { class: "status seen" }, channel?.isOneToOne ? "Seen" : `Seen by ${seenUpTo.names.join(", ")}`);
+      } else if (message === convo.messages.filter((m) => m.senderId === state.me.id).at(-1)) {
+        status = el("div", { class: "status" }, "Sent");
+      }
+    }
+    items.push(el("li", {
+      class: `message${mine ? " mine" : ""}${continued ? " continued" : ""}${blockedSender ? " from-blocked" : ""}`,
+      dataset: { seq: message.seq ?? "", sender: message.senderId, status: message.status || "sent", id: message.id || "" },
+    },
+    mine ? null : avatar(userName(message.senderId), { seed: message.senderId, small: true }),
+    mine || continued ? null : el("div", { class: "sender" }, userName(message.senderId) + (blockedSender ? " · blocked" : "")),
+    el("div", { class: "bubble" }, el("span", { class: "text" }, message.text), el("time", {}, timeFormat.format(new Date(message.createdAt || Date.now())))),
+    status));
+    previous = message;
+  }
+  if (convo.loaded && convo.messages.length === 0) {
+    items.push(el("li", { class: "day" }, "No messages yet: say hello"));
+  }
+  $("message-list").replaceChildren(...items);
+  if (stickToBottom || (nearBottom && !keepScroll)) box.scrollTop = box.scrollHeight;
+  else if (keepScroll) box.scrollTop = box.scrollHeight - fromBottom;
+}
+
+/** The highest seq others have read here, and who read up to at least the newest own message. */
+function latestSeen(channelId) {
+  const readers = state.readBy.get(channelId);
+  if (!readers || readers.size === 0) return { seq: 0, names: [] };
+  const ownSeqs = conversation(channelId).messages.filter((m) => m.senderId === state.me.id && m.seq !== undefined).map((m) => m.seq);
+  const seq = Math.max(...readers.values());
+  const threshold = Math.max(...ownSeqs.filter((s) => s <= seq), 0);
+  const names = [...readers].filter(([, read]) => read >= threshold).map(([id]) => userName(id));
+  return { seq, names };
+}
+
+// MARK: Read state
+
+function markReadSoon() {
+  clearTimeout(state.markReadTimer);
+  state.markReadTimer = setTimeout(markRead, 250);
+}
+
+async function markRead() {
+  const channelId = state.activeId;
+  if (!channelId || !pageIsVisible()) return;
+  const channel = state.channels.get(channelId);
+  const convo = conversation(channelId);
+  if (!channel || !convo.loaded) return;
+  const newest = convo.messages.filter((m) => m.seq !== undefined).at(-1);
+  const hadUnread = channel.unreadCount;
+  channel.unreadCount = 0;
+  if (hadUnread) renderChannels();
+  if (!newest || newest.seq <= (channel.lastReadSeq || 0) || !state.readStateSupported) return;
+  try {
+    const result = await state.client.request("channel.markRead", { channelId, seq: newest.seq });
+    channel.lastReadSeq = result.lastReadSeq;
+    channel.unreadCount = result.unreadCount;
+    renderChannels();
+  } catch (error) {
+    if (error.code === "ERR_UNKNOWN_TYPE") state.readStateSupported = false; // a gateway before v1.1
+    else if (error.code !== "ERR_DISCONNECTED") showError(error, "Marking read");
+  }
+}
+
+// MARK: Typing
+
+function setTyping(channelId, userId, typing) {
+  if (userId === state.me?.id) return;
+  if (!state.typing.has(channelId)) state.typing.set(channelId, new Map());
+  const users = state.typing.get(channelId);
+  clearTimeout(users.get(userId));
+  if (typing) users.set(userId, setTimeout(() => setTyping(channelId, userId, false), typingShownMs));
+  else if (!users.delete(userId)) return;
+  if (channelId === state.activeId) renderTyping();
+  renderChannels();
+}
+
+function renderTyping() {
+  const names = [...(state.typing.get(state.activeId)?.keys() || [])].map(userName);
+  $("typing").textContent = names.length === 0 ? ""
+    : names.length === 1 ? `${names[0]} is typing…`
+      : names.length === 2 ? `${names[0]} and ${names[1]} are typing…` : "Several people are typing…";
+}
+
+function ownTypingInput() {
+  const channelId = state.activeId;
+  const text = $("composer-input").value;
+  drafts.set(channelId, text);
+  const own = state.ownTyping;
+  clearTimeout(own.idleTimer);
+  if (!text.trim()) {
+    stopOwnTyping();
+    return;
+  }
+  if (own.channelId !== channelId || Date.now() - own.lastSentAt > typingRefreshMs) {
+    if (own.channelId && own.channelId !== channelId) stopOwnTyping();
+    own.channelId = channelId;
+    own.lastSentAt = Date.now();
+    state.client.request("typing.start", { channelId }).catch(() => {});
+  }
+  own.idleTimer = setTimeout(stopOwnTyping, typingIdleMs);
+}
+
+function stopOwnTyping() {
+  const own = state.ownTyping;
+  clearTimeout(own.idleTimer);
+  if (own.channelId && state.client?.state === ConnectionState.open) {
+    state.client.request("typing.stop", { channelId: own.channelId }).catch(() => {});
+  }
+  own.channelId = null;
+  own.lastSentAt = 0;
+}
+
+// MARK: Sending
+
+const drafts = new Map();
+
+async function send(event) {
+  event.preventDefault();
+  const input = $("composer-input");
+  const text = input.value.trim();
+  const channelId = state.activeId;
+  if (!text || !channelId) return;
+  input.value = "";
+  drafts.delete(channelId);
+  autoGrow();
+  // The gateway ends the typing state itself when the message is stored.
+  clearTimeout(state.ownTyping.idleTimer);
+  state.ownTyping.channelId = null;
+  const pending = { channelId, text, senderId: state.me.id, clientMessageId: newClientMessageId(), createdAt: Date.now(), status: "sending" };
+  conversation(channelId).messages.push(pending);
+  renderMessages({ stickToBottom: true });
+  await deliver(pending);
+}
+
+async function deliver(pending) {
+  const convo = conversation(pending.channelId);
+  try {
+    const stored = await state.client.sendMessage(pending.channelId, pending.text, { clientMessageId: pending.clientMessageId });
+    const index = convo.messages.indexOf(pending);
+    if (index >= 0) convo.messages.splice(index, 1);
+    insertMessage(convo, stored);
+    const channel = state.channels.get(pending.channelId);
+    if (channel) {
+      channel.lastMessage = stored;
+      channel.lastActivityAt = Math.max(channel.lastActivityAt || 0, stored.createdAt);
+      if ((channel.lastReadSeq || 0) < stored.seq - 1 || !state.readStateSupported) markReadSoon();
+    }
+    renderChannels();
+  } catch (error) {
+    pending.status = "failed";
+    pending.error = describeError(error).text;
+    showError(error, "Sending");
+  }
+  if (state.activeId === pending.channelId) renderMessages({ keepScroll: true });
+}
+
+function retrySend(message) {
+  message.status = "sending";
+  renderMessages({ keepScroll: true });
+  deliver(message);
+}
+
+function autoGrow() {
+  const input = $("composer-input");
+  input.style.setProperty("height", "auto");
+  input.style.setProperty("height", `${Math.min(input.scrollHeight + 2, 160)}px`);
+}
+
+// MARK: Dialogs: create, invite, members, blocked
+
+const parseIds = (text) => [...new Set(text.split(/[\s,;]+/).map((s) => s.trim().replace(/^@/, "")).filter(Boolean))];
+
+function dialogError(dialog, message) {
+  const node = dialog.querySelector(".form-error");
+  node.hidden = !message;
+  node.textContent = message || "";
+}
+
+function openDialog(id) {
+  const dialog = $(id);
+  dialogError(dialog, null);
+  dialog.showModal();
+  return dialog;
+}
+
+async function createChannel(event) {
+  if (event.submitter?.value !== "ok") return;
+  event.preventDefault();
+  const dialog = $("create-dialog");
+  const userIds = parseIds($("create-users").value).filter((id) => id !== state.me.id);
+  const name = $("create-name").value.trim();
+  try {
+    const channel = await state.client.request("channel.create", { channelType: "group", userIds, ...(name ? { name } : {}) });
+    mergeChannel(channel);
+    state.client.follow(channel.id, 0);
+    await loadPeople(channel.members);
+    dialog.close();
+    $("create-users").value = "";
+    $("create-name").value = "";
+    renderChannels();
+    openChannel(channel.id);
+  } catch (error) {
+    dialogError(dialog, describeError(error).text);
+  }
+}
+
+async function invite(event) {
+  if (event.submitter?.value !== "ok") return;
+  event.preventDefault();
+  const dialog = $("invite-dialog");
+  const userIds = parseIds($("invite-users").value);
+  if (!userIds.length) return dialogError(dialog, "Name at least one user id.");
+  try {
+    const channel = await state.client.request("channel.invite", { channelId: state.activeId, userIds });
+    mergeChannel(channel);
+    await loadPeople(channel.members);
+    dialog.close();
+    $("invite-users").value = "";
+    renderChannels();
+    renderHeader();
+    const missing = userIds.filter((id) => !channel.members.includes(id));
+    if (missing.length) toast(`Not added: ${missing.join(", ")}`, { kind: "error" });
+  } catch (error) {
+    dialogError(dialog, describeError(error).text);
+  }
+}
+
+function renderMembers() {
+  const channel = state.channels.get(state.activeId);
+  if (!channel) return;
+  $("member-list").replaceChildren(...channel.members.map((id) => {
+    const isMe = id === state.me.id;
+    const blocked = state.blocked.has(id);
+    const presence = state.presence.get(id);
+    return el("li", {},
+      avatar(userName(id), { seed: id, small: true, presenceOf: isMe ? null : id }),
+      el("span", { class: "who" }, el("strong", {}, isMe ? `${state.me.name || id} (you)` : userName(id)),
+        el("span", {}, isMe ? id : `${id} · ${presence?.online ? "online" : "offline"}`)),
+      blocked ? el("span", { class: "tag" }, "Blocked") : null,
+      isMe ? null : el("button", { type: "button", class: blocked ? "ghost small" : "danger small", dataset: { action: blocked ? "unblock" : "block", user: id },
+        onclick: () => setBlocked(id, !blocked) }, blocked ? "Unblock" : "Block"));
+  }));
+}
+
+async function setBlocked(userId, blocked) {
+  try {
+    const result = await state.client.request(blocked ? "user.block" : "user.unblock", { userIds: [userId] });
+    const outcome = result.results?.[userId];
+    if (outcome !== "success") throw { code: outcome || "ERR_INTERNAL" };
+    if (blocked) state.blocked.add(userId);
+    else state.blocked.delete(userId);
+    toast(blocked ? `Blocked ${userName(userId)}. They are not told.` : `Unblocked ${userName(userId)}.`);
+    refreshBlockViews();
+  } catch (error) {
+    showError(error, blocked ? "Blocking" : "Unblocking");
+  }
+}
+
+let blockedNext = null;
+
+async function loadBlocked(fromStart) {
+  const list = $("blocked-list");
+  try {
+    const page = await state.client.request("user.blocked.list", { direction: "byMe", limit: 50, ...(fromStart || !blockedNext ? {} : { cursor: blockedNext }) });
+    blockedNext = page.next;
+    const rows = page.users.map((user) => el("li", { dataset: { user: user.id } },
+      avatar(user.name || user.id, { seed: user.id, small: true }),
+      el("span", { class: "who" }, el("strong", {}, user.name || user.id), el("span", {}, user.id)),
+      el("button", { type: "button", class: "ghost small", dataset: { action: "unblock", user: user.id }, onclick: () => setBlocked(user.id, false) }, "Unblock")));
+    if (fromStart) list.replaceChildren(...rows);
+    else list.append(...rows);
+    if (!list.children.length) list.replaceChildren(el("li", { class: "empty" }, "You have not blocked anyone."));
+    $("blocked-more").hidden = !blockedNext;
+  } catch (error) {
+    dialogError($("blocked-dialog"), describeError(error).text);
+  }
+}
+
+// MARK: Wiring the page
+
+function setUp() {
+  $("dev-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const userId = $("dev-user").value.trim();
+    if (userId) signIn({ kind: "dev", userId });
+  });
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const token = $("token-input").value.trim();
+    if (token) signIn({ kind: "token", token });
+  });
+  $("sign-out").addEventListener("click", signOut);
+  $("back").addEventListener("click", closeChannel);
+  $("composer").addEventListener("submit", send);
+  const input = $("composer-input");
+  input.addEventListener("input", () => {
+    autoGrow();
+    ownTypingInput();
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("composer").requestSubmit();
+    }
+  });
+  input.addEventListener("blur", () => { if (!input.value.trim()) stopOwnTyping(); });
+  $("load-earlier").addEventListener("click", loadEarlier);
+  $("messages").addEventListener("scroll", () => { if ($("messages").scrollTop < 40) loadEarlier(); });
+  $("open-create").addEventListener("click", () => { openDialog("create-dialog"); $("create-users").focus(); });
+  $("create-form").addEventListener("submit", createChannel);
+  $("open-invite").addEventListener("click", () => {
+    $("invite-channel").textContent = channelTitle(state.channels.get(state.activeId));
+    openDialog("invite-dialog");
+    $("invite-users").focus();
+  });
+  $("invite-form").addEventListener("submit", invite);
+  $("open-members").addEventListener("click", () => { renderMembers(); openDialog("members-dialog"); });
+  $("open-blocked").addEventListener("click", () => { openDialog("blocked-dialog"); loadBlocked(true); });
+  $("blocked-more").addEventListener("click", () => loadBlocked(false));
+  $("block-submit").addEventListener("click", async () => {
+    const ids = parseIds($("block-user").value);
+    if (!ids.length) return;
+    for (const id of ids) await setBlocked(id, true);
+    $("block-user").value = "";
+  });
+  $("block-user").addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      $("block-submit").click();
+    }
+  });
+  document.addEventListener("visibilitychange", () => {
+    if (pageIsVisible()) {
+      markReadSoon();
+      renderChannels();
+    }
+  });
+  window.addEventListener("online", () => state.client?.reconnectNow());
+  window.addEventListener("pagehide", stopOwnTyping);
+  startSignIn();
+}
+
+setUp();
