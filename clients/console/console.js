@@ -546,7 +546,8 @@ function renderHeader() {
     const presence = state.presence.get(peer);
     const status = state.blocked.has(peer) ? "Blocked"
       : presence?.online ? "Online" : presence?.lastSeenAt ? `Last seen ${shortTime(presence.lastSeenAt)}` : "Offline";
-    line.replaceChildren(el("span", {}, el("span", { class: "presence-dot", dataset: { online: String(!!presence?.online), user: peer } }), status));
+    line.replaceChildren(el("span", {}, el("span", { class: "presence-dot", dataset: { online: String(!!presence?.online), user: peer } }),
+      channel.name ? `${userName(peer)} · ${status}` : status));
     return;
   }
   line.replaceChildren(...others.slice(0, 8).map((id) => el("span", {},
@@ -761,6 +762,7 @@ const parseIds = (text) => [...new Set(text.split(/[\s,;]+/).map((s) => s.trim()
 
 function dialogError(dialog, message) {
   const node = dialog.querySelector(".form-error");
+  if (!node) return;
   node.hidden = !message;
   node.textContent = message || "";
 }
