@@ -402,6 +402,7 @@ export class ChatClient {
       this.follow(result.channelId, result.seq);
     } else if (request.type === "message.history" && result && Array.isArray(result.messages)) {
       const channelId = request.params.channelId;
+      if (this.catchingUp.has(channelId)) return; // catchUp delivers these pages itself
       const newest = result.messages.reduce((max, message) => Math.max(max, message.seq), 0);
       // A page before some seq says nothing about newer messages.
       if (request.params.beforeSeq === undefined || this.lastSeq.has(channelId)) this.follow(channelId, newest);
