@@ -302,7 +302,8 @@ function wire(client) {
     const banner = $("banner");
     if (connection === ConnectionState.reconnecting && retryInMs !== undefined) {
       banner.dataset.kind = "warning";
-      banner.replaceChildren(el("span", {}, `Connection lost (${reason}). Reconnecting in ${Math.ceil(retryInMs / 1000)} s…`),
+      banner.replaceChildren(el("span", {}, `Connection lost. Reconnecting in ${Math.ceil(retryInMs / 1000)} s… `,
+        el("span", { class: "detail" }, `(${reason})`)),
         el("button", { type: "button", onclick: () => client.reconnectNow() }, "Retry now"));
       banner.hidden = false;
     } else if (connection === ConnectionState.closed && state.client === client) {

@@ -164,7 +164,7 @@ export class ChatClient {
     try {
       token = this.options.getToken ? await this.options.getToken() : this.options.token;
     } catch (error) {
-      this.lost(null, `no token: ${error.message || error}`);
+      this.lost(null, `could not get a token: ${error.message || error}`);
       return;
     }
     if (this.userClosed) return;
@@ -220,7 +220,8 @@ export class ChatClient {
     if (this.userClosed) return;
     const final = finalCloseCodes.get(code);
     const expired = code === tokenExpiredCode;
-    const describe = final || (expired ? "the token expired" : reason || (code ? `closed (${code})` : "connection failed"));
+    const describe = final || (expired ? "the token expired"
+      : code === 1001 ? "the gateway is restarting" : reason || (code ? `closed (${code})` : "the gateway cannot be reached"));
     if (this.firstOpen) {
       // Never opened: a browser cannot tell a refused token (401) from an unreachable gateway.
       this.firstOpen.reject(new ChatError("ERR_CONNECT_FAILED",
