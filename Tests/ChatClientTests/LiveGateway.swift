@@ -17,8 +17,8 @@ final class LiveGateway: Sendable {
     let clock: ManualClock
     private let secret: String
 
-    static func start(revealBlockedBy: Bool = false, certificate: (certificate: String, key: String)? = nil)
-        async throws -> LiveGateway
+    static func start(revealBlockedBy: Bool = false, userMessagesPerSecond: Int = 0,
+                      certificate: (certificate: String, key: String)? = nil) async throws -> LiveGateway
     {
         var settings = TransportSettings()
         settings.port = 0
@@ -31,7 +31,8 @@ final class LiveGateway: Sendable {
         chat.dataDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("chat-client-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: chat.dataDirectory, withIntermediateDirectories: true)
-        chat.service.userMessagesPerSecond = 0
+        chat.service.userMessagesPerSecond = userMessagesPerSecond
+        chat.service.userMessageBurst = 1
         chat.service.connectionRequestsPerSecond = 0
         chat.service.maxRequestsInFlight = 100_000
         chat.service.revealBlockedBy = revealBlockedBy
@@ -62,13 +63,15 @@ final class LiveGateway: Sendable {
         return (directory + "/dev-cert.pem", directory + "/dev-key.pem")
     }
 
-    func token(for user: String) async throws -> String {
-        try await TokenAuthority(secret: secret, clock: clock).issue(userID: user, ttlSeconds: 3600, name: nil).token
+    func token(for user: String, ttlSeconds: Int64 = 3600) async throws -> String {
+        try await TokenAuthority(secret: secret, clock: clock).issue(userID: user, ttlSeconds: ttlSeconds, name: nil).token
     }
 
     /// An SDK client for `user`, quick to reconnect, on `transport`.
-    func client(_ user: String, transport: any ChatTransport = WebSocketTransport()) -> ChatClient {
+    func client(_ user: String, transport: any ChatTransport = WebSocketTransport(),
+                configure: (inout ChatClient.Options) -> Void = { _ in }) -> ChatClient {
         var options = ChatClient.Options()
+        configure(&options)
         options.backoff = ReconnectBackoff(base: .milliseconds(20), maximum: .milliseconds(200))
         options.requestTimeout = .seconds(20)
         return ChatClient(url: url, transport: transport, options: options) { [self] in try await token(for: user) }
