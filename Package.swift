@@ -79,7 +79,11 @@ let package = Package(
             ],
             swiftSettings: hotPath
         ),
-        .target(name: "ChatClient", dependencies: ["WebSocket", "EventLoop"], swiftSettings: strict),
+        // The event-loop transport is Linux's (epoll); elsewhere an app brings its own transport.
+        .target(name: "ChatClient",
+                dependencies: [.target(name: "WebSocket", condition: .when(platforms: [.linux])),
+                               .target(name: "EventLoop", condition: .when(platforms: [.linux]))],
+                swiftSettings: strict),
         .executableTarget(name: "chat-client-example", dependencies: ["ChatClient"], swiftSettings: strict),
         .executableTarget(
             name: "chat-gateway",

@@ -50,15 +50,22 @@ public actor ChatClient {
 
     /// - Parameters:
     ///   - url: the gateway's WebSocket endpoint, e.g. `wss://chat.example.com/v1/ws`.
+    ///   - transport: how to open WebSockets (on Linux `WebSocketTransport` by default).
     ///   - token: returns a JWT for the user; called before the first connect and again
     ///     whenever the gateway refuses the token or warns that it expires.
-    public init(url: String, transport: any ChatTransport = WebSocketTransport(), options: Options = Options(),
+    public init(url: String, transport: any ChatTransport, options: Options = Options(),
                 token: @escaping @Sendable () async throws -> String) {
         endpoint = url
         self.transport = transport
         self.options = options
         tokenProvider = token
     }
+
+    #if os(Linux)
+    public init(url: String, options: Options = Options(), token: @escaping @Sendable () async throws -> String) {
+        self.init(url: url, transport: WebSocketTransport(), options: options, token: token)
+    }
+    #endif
 
     // MARK: connection
 

@@ -1,3 +1,4 @@
+#if os(Linux)
 import EventLoop
 import Foundation
 import WebSocket
@@ -234,3 +235,4 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
         frameEvents.removeAll(keepingCapacity: true)
     }
 }
+#endif
