@@ -40,6 +40,7 @@ const state = {
   blocked: new Set(),
   users: new Map(), // id → User (names)
   channels: new Map(), // id → Channel
+  feeds: new Map(), // channelId → the SDK's MessageStream of that channel (every message once, in order)
   activeId: null,
   conversations: new Map(), // channelId → { messages: [], earlier: {beforeSeq, cursor} | null, loaded, loading }
   presence: new Map(), // userId → { online, lastSeenAt }
@@ -187,7 +188,7 @@ async function signIn(session) {
   const getToken = session.kind === "dev" ? () => devToken(session.userId) : null;
   const client = new ChatClient({
     url: endpointFor(window.location),
-    ...(getToken ? { getToken } : { token: session.token }),
+    token: getToken || session.token,
     device: "web-console",
   });
   wire(client);
@@ -235,9 +236,9 @@ async function loadEverything() {
     const seen = new Set();
     for (const channel of channels) {
       seen.add(channel.id);
-      mergeChannel(channel);
+      followChannel(mergeChannel(channel));
     }
-    for (const id of [...state.channels.keys()]) if (!seen.has(id)) state.channels.delete(id);
+    for (const id of [...state.channels.keys()]) if (!seen.has(id)) forgetChannel(id);
     await loadPeople(channels.flatMap((c) => c.members || []));
     renderChannels();
     if (state.activeId) {
@@ -258,6 +259,21 @@ function mergeChannel(channel) {
   if (merged.lastReadSeq === undefined) merged.lastReadSeq = known?.lastReadSeq ?? 0;
   state.channels.set(channel.id, merged);
   return merged;
+}
+
+/**
+ * Hands every message of `channel` after the one its list entry shows to receiveMessage,
+ * once and in order, across reconnects: the SDK's feed, which catches up with history.
+ */
+function followChannel(channel) {
+  if (state.feeds.has(channel.id)) return;
+  state.feeds.set(channel.id, state.client.messages(channel.id, { afterSeq: channel.lastMessage?.seq ?? 0, onMessage: receiveMessage }));
+}
+
+function forgetChannel(channelId) {
+  state.feeds.get(channelId)?.close();
+  state.feeds.delete(channelId);
+  state.channels.delete(channelId);
 }
 
 /** Names for new user ids, and presence for them. */
@@ -323,17 +339,19 @@ function wire(client) {
       }
     }
   });
-  client.on("message.new", (message) => receiveMessage(message));
+  // Messages of known channels come from their feeds (followChannel); a live one in a channel
+  // not known yet means someone just added us.
+  client.on("message.new", (message) => {
+    if (!state.channels.has(message.channelId)) discoverChannel(message.channelId);
+  });
   client.on("channel.updated", (channel) => {
     if (!channel.members?.includes(state.me?.id)) {
-      state.channels.delete(channel.id);
+      forgetChannel(channel.id);
       if (state.activeId === channel.id) closeChannel();
       renderChannels();
       return;
     }
-    const isNew = !state.channels.has(channel.id);
-    mergeChannel(channel);
-    if (isNew) state.client.follow(channel.id, 0);
+    followChannel(mergeChannel(channel));
     loadPeople(channel.members).then(() => {
       renderChannels();
       if (state.activeId === channel.id) renderHeader();
@@ -366,19 +384,20 @@ function wire(client) {
   client.on("catchUp.error", ({ error }) => showError(error, "Catching up"));
 }
 
+/** A channel we have not seen yet: its entry (counting what it holds) and its messages from then on. */
+function discoverChannel(channelId) {
+  state.client.channel(channelId)
+    .then((fetched) => {
+      followChannel(mergeChannel(fetched));
+      return loadPeople(fetched.members);
+    })
+    .then(() => renderChannels())
+    .catch(() => {});
+}
+
 function receiveMessage(message) {
   const channel = state.channels.get(message.channelId);
-  if (!channel) {
-    // A channel we have not seen yet (someone just added us).
-    state.client.request("channel.get", { channelId: message.channelId })
-      .then((fetched) => {
-        mergeChannel(fetched);
-        return loadPeople(fetched.members);
-      })
-      .then(() => renderChannels())
-      .catch(() => {});
-    return;
-  }
+  if (!channel) return;
   channel.lastMessage = message;
   channel.lastActivityAt = Math.max(channel.lastActivityAt || 0, message.createdAt);
   setTyping(message.channelId, message.senderId, false);
@@ -496,7 +515,6 @@ async function loadLatest(channelId) {
     for (const message of page.messages) insertMessage(convo, message);
     convo.earlier = earlierFrom(page);
     convo.loaded = true;
-    state.client.follow(channelId, 0);
   } catch (error) {
     showError(error, "Loading messages");
   } finally {
@@ -726,7 +744,7 @@ async function send(event) {
 async function deliver(pending) {
   const convo = conversation(pending.channelId);
   try {
-    const stored = await state.client.sendMessage(pending.channelId, pending.text, { clientMessageId: pending.clientMessageId });
+    const stored = await state.client.send(pending.channelId, pending.text, { clientMessageId: pending.clientMessageId });
     const index = convo.messages.indexOf(pending);
     if (index >= 0) convo.messages.splice(index, 1);
     insertMessage(convo, stored);
@@ -783,8 +801,7 @@ async function createChannel(event) {
   const name = $("create-name").value.trim();
   try {
     const channel = await state.client.request("channel.create", { channelType: "group", userIds, ...(name ? { name } : {}) });
-    mergeChannel(channel);
-    state.client.follow(channel.id, 0);
+    followChannel(mergeChannel(channel));
     await loadPeople(channel.members);
     dialog.close();
     $("create-users").value = "";

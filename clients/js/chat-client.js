@@ -1,28 +1,41 @@
-// chat-client.js: a dependency-free ES module client for the chat gateway's
-// WebSocket protocol (PROTOCOL.md §1–§7, §14), for browsers and Node 20.
+// chat-client.js: the JavaScript SDK of the chat gateway (docs/clients.md), one
+// dependency-free ES module for browsers and Node 20. It speaks the WebSocket
+// protocol (PROTOCOL.md §1–§7, §14) with the same shape and rules as the Swift
+// ChatClient (Sources/ChatClient):
 //
 //   import { ChatClient } from "./chat-client.js";
-//   const client = new ChatClient({ url: "ws://127.0.0.1:8080/v1/ws", token });
-//   client.on("message.new", (message) => console.log(message.text));
+//   const client = new ChatClient({ url: "ws://127.0.0.1:8080/v1/ws", token: () => fetchTokenFromMyBackend() });
 //   await client.connect();
-//   const { channels } = await client.request("channel.list", { limit: 50 });
-//   await client.sendMessage(channels[0].id, "hi");
+//   const { channels } = await client.channels({ limit: 20 });
+//   for await (const message of client.messages(channels[0].id)) console.log(message.text);
 //
-// What it does for the caller:
-// - request/reply matching by `id` (`request` resolves with `result` or rejects
-//   with a `ChatError` carrying the protocol's `code` and `retryAfterMs`);
-// - events by name (`on("typing.start", fn)`, `on("*", fn)` for all of them);
-// - reconnect with backoff after the connection drops, a fresh token from
-//   `getToken` each time, and catch-up: for every channel it has seen a message
-//   of, it pages `message.history` from `afterSeq` and emits what was missed as
-//   `message.new` (second argument `{ catchUp: true }`), in `seq` order, with no
-//   duplicate; `session.resync` (§7) triggers the same for its channels;
-// - `sendMessage` tags each send with a `clientMessageId` and sends it again after
-//   a reconnect, which the gateway answers with the stored message (§4).
+// - Every request of §4 and §14 is a method returning a promise of the reply's
+//   `result`; a refused request rejects with a `ChatError` carrying the gateway's
+//   `code` (and `retryAfterMs` for ERR_RATE_LIMITED).
+// - Events: `on(name, fn)` for one event, `on("*", fn)` for all of them,
+//   `onChannel(channelId, fn)` for the events about one channel; `on("state", fn)`
+//   for the connection's own changes.
+// - Reconnects with exponential backoff and jitter; the token provider is asked
+//   again after `session.expiring`, a 4001 close, or a connection that failed to
+//   open (a WebSocket cannot tell a refused token from an unreachable gateway).
+//   Close 4002 (deactivated user) ends the client.
+// - `messages(channelId, { afterSeq })` yields every message of the channel the
+//   user can see exactly once, in `seq` order, across reconnects (ChannelFeed).
+// - Requests in flight when the connection drops are sent again once it is back
+//   (a `message.send` with the same `clientMessageId`, so it is stored once and
+//   resolves once); a non-distinct `channel.create` fails with ERR_DISCONNECTED.
 //
-// Node 20 has no global WebSocket: pass one, e.g. `{ WebSocket: (await import("ws")).WebSocket }`.
+// Node 20 has a global WebSocket only with `--experimental-websocket`; otherwise
+// pass a WebSocket class with the browser's API as `options.WebSocket`.
 
-/** An `error` reply, or a failure of the connection itself (codes ERR_DISCONNECTED, ERR_TIMEOUT, ERR_NOT_CONNECTED, ERR_CONNECT_FAILED). */
+// MARK: Errors
+
+/**
+ * A refused request (`code` is the gateway's, PROTOCOL.md §11) or a failure of the
+ * connection itself: ERR_DISCONNECTED (the connection dropped before the answer, for a
+ * request that is not safe to repeat), ERR_TIMEOUT (no answer within `requestTimeoutMs`),
+ * ERR_NOT_CONNECTED (the client is closed), ERR_CONNECT_FAILED (`connect()` could not open).
+ */
 export class ChatError extends Error {
   constructor(code, message, details = {}) {
     super(message || code);
@@ -35,66 +48,283 @@ export class ChatError extends Error {
 
 /** The connection's states, as `state` events report them. */
 export const ConnectionState = Object.freeze({
-  idle: "idle",
+  idle: "idle", // created, connect() not called yet
   connecting: "connecting",
   open: "open",
   reconnecting: "reconnecting",
-  closed: "closed",
+  closed: "closed", // close(), a failed connect(), or the gateway ended the user (4002)
 });
 
-/** Close codes after which reconnecting cannot help (§8), with what they mean. */
-const finalCloseCodes = new Map([
-  [1008, "the gateway refused this client (policy)"],
-  [4002, "this user was deactivated"],
-]);
-const tokenExpiredCode = 4001;
-const historyPageLimit = 100;
+const deactivatedCloseCode = 4002;
+const tokenExpiredCloseCode = 4001;
+
+// MARK: Reconnect backoff
+
+/**
+ * The delay before reconnect attempt `attempt` (from 1): exponential from `baseMs` up to
+ * `maxMs`, with jitter (a draw `unit` in 0…1 picks between half of that and all of it), so
+ * a gateway restart does not see every client come back in the same instant.
+ */
+export function reconnectDelay(attempt, unit = Math.random(), { baseMs = 250, maxMs = 30000 } = {}) {
+  const exponent = Math.min(Math.max(attempt - 1, 0), 30);
+  const ceiling = Math.min(baseMs * 2 ** exponent, maxMs);
+  return ceiling * (0.5 + 0.5 * Math.min(Math.max(unit, 0), 1));
+}
+
+// MARK: Channel feed (sans-IO)
+
+/**
+ * One followed channel's messages for the app: every message it can see, exactly once, in
+ * `seq` order, across reconnects. Sans-IO, like the Swift ChannelFeed: the client feeds it
+ * live messages, sent messages and history pages; it returns what to deliver and, when it
+ * must read history, `{ readHistoryAfterSeq }`.
+ *
+ * Seqs are gapless in the store but not in what a user sees (a 1-to-1 message hidden by a
+ * block never arrives), so a gap is settled by reading history after the last delivered
+ * seq: what history does not return up to the message that showed the gap is hidden.
+ */
+export class ChannelFeed {
+  constructor(afterSeq) {
+    this.lastSeq = afterSeq;
+    this.held = new Map(); // seq → live message that arrived ahead of a gap or during a read
+    this.reading = false;
+  }
+
+  /** A message from `message.new` or a send's answer. Returns `{ deliver, action }`. */
+  received(message) {
+    const deliver = [];
+    if (message.seq <= this.lastSeq) return { deliver, action: null };
+    if (this.reading || message.seq !== this.lastSeq + 1) {
+      this.held.set(message.seq, message);
+      return { deliver, action: this.startReading() };
+    }
+    this.append(message, deliver);
+    this.drainHeld(true, deliver);
+    return { deliver, action: null };
+  }
+
+  /** The connection came back, or the gateway may have missed events: read after the last delivered. */
+  catchUp() {
+    return this.startReading();
+  }
+
+  /** A history page read after `lastSeq` (ascending), and whether more may follow. */
+  historyRead(page, more) {
+    const deliver = [];
+    for (const message of page) {
+      if (message.seq <= this.lastSeq) continue;
+      this.held.delete(message.seq);
+      this.append(message, deliver);
+    }
+    if (more && page.length > 0) return { deliver, action: { readHistoryAfterSeq: this.lastSeq } };
+    this.reading = false;
+    // Everything visible up to the newest held message has been read: what history did
+    // not return below it is hidden from this user.
+    this.drainHeld(false, deliver);
+    return { deliver, action: null };
+  }
+
+  /** A history read failed (the connection went): the next `catchUp` starts it again. */
+  historyFailed() {
+    this.reading = false;
+  }
+
+  startReading() {
+    if (this.reading) return null;
+    this.reading = true;
+    return { readHistoryAfterSeq: this.lastSeq };
+  }
+
+  append(message, deliver) {
+    deliver.push(message);
+    this.lastSeq = message.seq;
+  }
+
+  drainHeld(contiguousOnly, deliver) {
+    while (this.held.size > 0) {
+      const next = this.held.get(this.lastSeq + 1);
+      if (next) {
+        this.held.delete(next.seq);
+        this.append(next, deliver);
+        continue;
+      }
+      if (contiguousOnly) return;
+      const lowest = Math.min(...this.held.keys());
+      const message = this.held.get(lowest);
+      this.held.delete(lowest);
+      if (lowest > this.lastSeq) this.append(message, deliver);
+    }
+  }
+}
+
+// MARK: Message stream
+
+/**
+ * What `client.messages(…)` returns: an async iterable of Messages (`for await … of`), or,
+ * with `onMessage`, a listener that gets each message as it is delivered. `close()` (or
+ * leaving a `for await` loop) stops it; it also ends when the client closes for good.
+ */
+export class MessageStream {
+  constructor(onMessage, stop) {
+    this.onMessage = onMessage || null;
+    this.stop = stop;
+    this.queue = [];
+    this.waiters = [];
+    this.done = false;
+    this.failure = null;
+    /** Resolves once the stream knows where it starts (a `channel.get` when no `afterSeq` was given). */
+    this.ready = null;
+  }
+
+  push(message) {
+    if (this.done) return;
+    if (this.onMessage) {
+      try {
+        this.onMessage(message);
+      } catch (error) {
+        console.error("chat-client: an onMessage listener threw", error);
+      }
+    } else if (this.waiters.length) {
+      this.waiters.shift().resolve({ value: message, done: false });
+    } else {
+      this.queue.push(message);
+    }
+  }
+
+  /** Ends the stream; with an `error`, a waiting or next `next()` rejects with it. */
+  finish(error = null) {
+    if (this.done) return;
+    this.done = true;
+    this.failure = error;
+    for (const waiter of this.waiters.splice(0)) {
+      if (error) waiter.reject(error);
+      else waiter.resolve({ value: undefined, done: true });
+    }
+  }
+
+  close() {
+    this.finish();
+    this.stop(this);
+  }
+
+  next() {
+    if (this.queue.length) return Promise.resolve({ value: this.queue.shift(), done: false });
+    if (this.done) return this.failure ? Promise.reject(this.failure) : Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  return() {
+    this.close();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+}
+
+// MARK: Blocked users query
+
+/**
+ * Pages through the users blocked by (or blocking) the current user, the way CometChat's
+ * `BlockedUsersRequest` and Sendbird's blocked-user list query do: set the filters once,
+ * call `next()` until it resolves with null. `hasNext` is false once the last page came.
+ */
+export class BlockedUsersQuery {
+  constructor(client, { direction = "byMe", limit = 20, search, userIds } = {}) {
+    this.client = client;
+    this.direction = direction;
+    this.limit = limit;
+    this.search = search;
+    this.userIds = userIds;
+    this.cursor = null;
+    this.hasNext = true;
+  }
+
+  /** The next page of Users; null once the last page was returned. */
+  async next() {
+    if (!this.hasNext) return null;
+    const params = { direction: this.direction, limit: this.limit };
+    if (this.search !== undefined) params.search = this.search;
+    if (this.userIds !== undefined) params.userIds = this.userIds;
+    if (this.cursor) params.cursor = this.cursor;
+    const page = await this.client.request("user.blocked.list", params);
+    this.cursor = page.next ?? null;
+    this.hasNext = this.cursor !== null;
+    return page.users;
+  }
+}
+
+// MARK: Client
+
+/** The channel an event is about, if any. */
+function channelOf(name, data) {
+  if (!data) return null;
+  if (name === "channel.updated") return data.id ?? null;
+  return data.channelId ?? null;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ChatClient {
   /**
    * @param {object} options
-   * @param {string} options.url            the WebSocket endpoint, e.g. ws://127.0.0.1:8080/v1/ws
-   * @param {string} [options.token]        a JWT (§1); or:
-   * @param {() => Promise<string>|string} [options.getToken]  asked before every connect (fresh tokens after expiry)
-   * @param {string} [options.device]       the `device` label (§1)
-   * @param {boolean} [options.hideBlocked] ask for `hideBlocked=1` (§5)
-   * @param {Function} [options.WebSocket]  the WebSocket class (default: globalThis.WebSocket)
-   * @param {boolean} [options.reconnect=true]
-   * @param {number} [options.requestTimeoutMs=15000]
-   * @param {number} [options.minReconnectDelayMs=500]
-   * @param {number} [options.maxReconnectDelayMs=15000]
+   * @param {string} options.url  the WebSocket endpoint, e.g. wss://chat.example.com/v1/ws
+   * @param {string|(() => string|Promise<string>)} options.token  a JWT, or a function returning one: called
+   *   before the first connect and again after `session.expiring`, a 4001 close, or a connection that failed to open
+   * @param {Function} [options.WebSocket]  a WebSocket class with the browser's API (default: globalThis.WebSocket)
+   * @param {string} [options.device]  the connection's `device` label (§1)
+   * @param {boolean} [options.hideBlocked]  `hideBlocked=1` (§5)
+   * @param {boolean} [options.retryRateLimited=false]  a send refused with ERR_RATE_LIMITED waits `retryAfterMs` and goes again
+   * @param {number} [options.requestTimeoutMs=30000]  how long a request waits for its answer, reconnects included
+   * @param {number} [options.connectTimeoutMs=15000]  how long one connection attempt may take to open
+   * @param {{baseMs: number, maxMs: number}} [options.backoff]  reconnect delays (default 250 ms doubling to 30 s)
+   * @param {number} [options.historyPageSize=100]  messages per history page when catching up
    * @param {number} [options.keepAliveMs=30000]  after this long with nothing received, a `me` request checks the connection (0: off)
    */
   constructor(options) {
     if (!options || !options.url) throw new TypeError("ChatClient needs options.url");
-    if (!options.token && !options.getToken) throw new TypeError("ChatClient needs options.token or options.getToken");
+    const token = options.token ?? options.getToken; // getToken: the first version's name
+    if (!token) throw new TypeError("ChatClient needs options.token (a JWT or a function returning one)");
     this.options = {
-      reconnect: true,
-      requestTimeoutMs: 15000,
-      minReconnectDelayMs: 500,
-      maxReconnectDelayMs: 15000,
+      retryRateLimited: false,
+      requestTimeoutMs: 30000,
+      connectTimeoutMs: 15000,
+      historyPageSize: 100,
       keepAliveMs: 30000,
       ...options,
+      backoff: { baseMs: 250, maxMs: 30000, ...options.backoff },
     };
+    this.tokenProvider = typeof token === "function" ? token : () => token;
+    this.canRefreshToken = typeof token === "function";
     this.WebSocket = options.WebSocket || globalThis.WebSocket;
-    if (!this.WebSocket) throw new TypeError("no WebSocket class: pass options.WebSocket (Node 20: the ws package)");
+    if (!this.WebSocket) {
+      throw new TypeError("no WebSocket class: pass options.WebSocket (Node 20: run with --experimental-websocket)");
+    }
     this.state = ConnectionState.idle;
     this.socket = null;
-    this.nextRequestId = 1;
-    this.pending = new Map(); // id → { resolve, reject, timer, type, params }
-    this.waitingForOpen = []; // requests made while (re)connecting
-    this.listeners = new Map(); // name → Set<fn>
-    this.lastSeq = new Map(); // channelId → highest seq seen
-    this.catchingUp = new Map(); // channelId → live message.new held back while its catch-up runs
-    this.attempt = 0;
+    this.token = null;
+    this.tokenStale = true; // ask the provider before the next connect
+    this.attempt = 0; // reconnect attempts since the connection was lost
     this.reconnectTimer = null;
     this.keepAliveTimer = null;
     this.everOpened = false;
+    this.opening = null; // connect()'s promise while the first connection opens
+    this.lastRequestId = 0;
+    this.pending = new Map(); // id → { text, type, retriable, resolve, reject, timer }
+    this.listeners = new Map(); // event name, "*" or "state" → Set<fn>
+    this.channelListeners = new Map(); // channelId → Set<fn>
+    this.feeds = new Map(); // channelId → { feed, streams: Set<MessageStream>, read: object|null }
+    this.presenceFollowed = new Set();
   }
 
   // MARK: Events
 
-  /** Calls `listener(data, meta)` for each `name` event; returns a function that stops it. */
+  /**
+   * Calls `listener(data)` for each `name` event (PROTOCOL.md §7); `"*"` gets every event
+   * as `{ event, data }`; `"state"` gets the connection's changes as `{ state, previous,
+   * reason?, closeCode?, attempt?, retryInMs?, reconnected? }`. Returns a function that stops it.
+   */
   on(name, listener) {
     if (!this.listeners.has(name)) this.listeners.set(name, new Set());
     this.listeners.get(name).add(listener);
@@ -105,12 +335,32 @@ export class ChatClient {
     this.listeners.get(name)?.delete(listener);
   }
 
-  emit(name, data, meta) {
+  /** Calls `listener({ event, data })` for each event about `channelId` (messages, updates, typing, read marks). */
+  onChannel(channelId, listener) {
+    if (!this.channelListeners.has(channelId)) this.channelListeners.set(channelId, new Set());
+    this.channelListeners.get(channelId).add(listener);
+    return () => this.channelListeners.get(channelId)?.delete(listener);
+  }
+
+  emit(name, data) {
     for (const listener of [...(this.listeners.get(name) || [])]) {
       try {
-        listener(data, meta);
+        listener(data);
       } catch (error) {
         console.error(`chat-client: a "${name}" listener threw`, error);
+      }
+    }
+  }
+
+  publish(name, data) {
+    this.emit(name, data);
+    this.emit("*", { event: name, data });
+    const channelId = channelOf(name, data);
+    for (const listener of [...(this.channelListeners.get(channelId) || [])]) {
+      try {
+        listener({ event: name, data });
+      } catch (error) {
+        console.error("chat-client: a channel listener threw", error);
       }
     }
   }
@@ -123,126 +373,220 @@ export class ChatClient {
 
   // MARK: Connection
 
-  /** Opens the connection; resolves once it is open, rejects if the first attempt fails (bad token, gateway down). */
+  /**
+   * Connects; rejects with ERR_CONNECT_FAILED when the gateway cannot be reached or refuses
+   * the token (with a token function, after a second try with a fresh token). Once
+   * connected, the client reconnects by itself until `close()`.
+   */
   connect() {
     if (this.state === ConnectionState.open) return Promise.resolve();
+    if (this.opening) return this.opening;
+    if (this.everOpened && this.state !== ConnectionState.closed) return this.whenOpen(this.options.requestTimeoutMs);
     this.userClosed = false;
-    return new Promise((resolve, reject) => {
-      this.firstOpen = { resolve, reject };
-      this.open();
+    this.everOpened = false;
+    this.setState(ConnectionState.connecting);
+    this.opening = (async () => {
+      // A WebSocket does not say why it did not open: the token may have been refused, so a
+      // token function is asked for a fresh one and tried once more.
+      const tries = this.canRefreshToken ? 2 : 1;
+      let failure;
+      for (let tried = 0; tried < tries; tried += 1) {
+        failure = await this.open();
+        if (this.userClosed) throw new ChatError("ERR_NOT_CONNECTED", "closed by the client while connecting");
+        if (!failure) return;
+        this.tokenStale = true;
+      }
+      this.end(failure.reason);
+      throw new ChatError("ERR_CONNECT_FAILED",
+        `could not connect: the gateway refused the token or cannot be reached (${failure.reason})`);
+    })().finally(() => {
+      this.opening = null;
     });
+    return this.opening;
   }
 
-  /** Closes for good: no reconnect; pending requests fail with ERR_NOT_CONNECTED. */
+  /** Closes for good: no reconnect; waiting requests fail with ERR_NOT_CONNECTED; message streams end. */
   close() {
+    if (this.state === ConnectionState.closed && !this.socket) return;
+    this.end("closed by the client");
+  }
+
+  /** `close()`, under the Swift SDK's name. */
+  disconnect() {
+    this.close();
+  }
+
+  end(reason, details = {}) {
     this.userClosed = true;
     clearTimeout(this.reconnectTimer);
     this.stopKeepAlive();
     const socket = this.socket;
     this.socket = null;
     if (socket) {
-      this.detach(socket);
+      detach(socket);
       try {
         socket.close(1000, "client closed");
       } catch {}
     }
-    this.failPending("ERR_NOT_CONNECTED", "the client was closed");
-    this.setState(ConnectionState.closed, { reason: "closed by the client" });
+    for (const request of this.pending.values()) {
+      clearTimeout(request.timer);
+      request.reject(new ChatError("ERR_NOT_CONNECTED", `the client closed: ${reason}`, { requestType: request.type }));
+    }
+    this.pending.clear();
+    for (const entry of this.feeds.values()) for (const stream of entry.streams) stream.finish();
+    this.feeds.clear();
+    this.setState(ConnectionState.closed, { reason, ...details });
   }
 
   /** Skips the wait before the next reconnect attempt (e.g. when the browser says it is online again). */
   reconnectNow() {
-    if (this.state !== ConnectionState.reconnecting) return;
+    if (this.state !== ConnectionState.reconnecting || !this.reconnectTimer) return;
     clearTimeout(this.reconnectTimer);
-    this.open();
+    this.reconnectTimer = null;
+    this.reconnectAttempt();
   }
 
+  /** Resolves when the connection is open (at once if it is); rejects after `timeoutMs` or when the client closes. */
+  whenOpen(timeoutMs = this.options.requestTimeoutMs) {
+    if (this.state === ConnectionState.open) return Promise.resolve();
+    if (this.state === ConnectionState.closed) return Promise.reject(new ChatError("ERR_NOT_CONNECTED", "the client is closed"));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        stop();
+        reject(new ChatError("ERR_TIMEOUT", `not connected within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const stop = this.on("state", ({ state }) => {
+        if (state !== ConnectionState.open && state !== ConnectionState.closed) return;
+        stop();
+        clearTimeout(timer);
+        if (state === ConnectionState.open) resolve();
+        else reject(new ChatError("ERR_NOT_CONNECTED", "the client closed"));
+      });
+    });
+  }
+
+  /**
+   * One connection attempt: resolves with null once the socket is open (and wired up), or
+   * with `{ reason }` when it failed before opening.
+   */
   async open() {
-    const reconnecting = this.everOpened;
-    this.setState(reconnecting ? ConnectionState.reconnecting : ConnectionState.connecting, { attempt: this.attempt });
-    let token;
-    try {
-      token = this.options.getToken ? await this.options.getToken() : this.options.token;
-    } catch (error) {
-      this.lost(null, `could not get a token: ${error.message || error}`);
-      return;
+    if (this.tokenStale || this.token === null) {
+      try {
+        this.token = await this.tokenProvider();
+        this.tokenStale = false;
+      } catch (error) {
+        return { reason: `the token provider failed: ${error?.message || error}` };
+      }
     }
-    if (this.userClosed) return;
+    if (this.userClosed) return { reason: "closed by the client" };
     const url = new URL(this.options.url);
-    url.searchParams.set("token", token);
+    url.searchParams.set("token", this.token);
     if (this.options.device) url.searchParams.set("device", this.options.device);
     if (this.options.hideBlocked) url.searchParams.set("hideBlocked", "1");
     let socket;
     try {
       socket = new this.WebSocket(url.toString());
     } catch (error) {
-      this.lost(null, `cannot open ${this.options.url}: ${error.message || error}`);
-      return;
+      return { reason: `cannot open ${this.options.url}: ${error?.message || error}` };
     }
-    this.socket = socket;
-    socket.onopen = () => this.opened(socket);
-    socket.onmessage = (event) => this.received(socket, event.data);
-    socket.onclose = (event) => {
-      if (socket !== this.socket) return;
-      this.socket = null;
-      this.lost(event.code, event.reason);
-    };
-    socket.onerror = () => {}; // the close event follows and says what happened
-  }
-
-  detach(socket) {
-    socket.onopen = socket.onmessage = socket.onclose = socket.onerror = null;
+    return new Promise((resolve) => {
+      const failed = (reason) => {
+        clearTimeout(timer);
+        detach(socket);
+        try {
+          socket.close();
+        } catch {}
+        resolve({ reason });
+      };
+      const timer = setTimeout(() => failed(`not open within ${this.options.connectTimeoutMs} ms`),
+        this.options.connectTimeoutMs);
+      socket.onopen = () => {
+        clearTimeout(timer);
+        if (this.userClosed) {
+          failed("closed by the client");
+          return;
+        }
+        this.opened(socket);
+        resolve(null);
+      };
+      // Browsers follow a failed opening with a close event; Node 20's WebSocket sends only
+      // the error. Neither says why (a refused token, a draining or unreachable gateway).
+      socket.onerror = () => failed("the gateway cannot be reached or refused the token");
+      socket.onclose = (event) => failed(event.reason || "the gateway cannot be reached or refused the token");
+    });
   }
 
   opened(socket) {
-    if (socket !== this.socket) return;
     const reconnected = this.everOpened;
     this.everOpened = true;
     this.attempt = 0;
+    this.socket = socket;
+    socket.onmessage = (event) => this.received(socket, event.data);
+    socket.onclose = (event) => this.lost(socket, event.code, event.reason);
+    socket.onerror = () => {}; // a close event follows
     this.lastReceivedAt = Date.now();
     this.startKeepAlive();
     this.setState(ConnectionState.open, { reconnected });
-    const waiting = this.waitingForOpen;
-    this.waitingForOpen = [];
-    for (const request of waiting) this.transmit(request);
-    this.emit("open", { reconnected });
-    if (this.firstOpen) {
-      this.firstOpen.resolve();
-      this.firstOpen = null;
+    // Requests that waited (or were cut off) go out again, oldest first.
+    for (const id of [...this.pending.keys()].sort((a, b) => a - b)) {
+      const request = this.pending.get(id);
+      if (request) this.transmit(request);
     }
-    if (reconnected) this.catchUp([...this.lastSeq.keys()]);
+    if (this.presenceFollowed.size) {
+      const users = [...this.presenceFollowed];
+      for (let start = 0; start < users.length; start += 100) {
+        this.request("presence.subscribe", { userIds: users.slice(start, start + 100) }).catch(() => {});
+      }
+    }
+    for (const channelId of this.feeds.keys()) this.catchUp(channelId);
+    this.emit("open", { reconnected });
   }
 
-  /** The socket closed (code null: it never opened or could not be made). */
-  lost(code, reason) {
+  /** The open socket closed (or the keep-alive gave up on it). */
+  lost(socket, code, reason) {
+    if (socket !== this.socket) return;
+    detach(socket);
+    this.socket = null;
     this.stopKeepAlive();
-    this.failPending("ERR_DISCONNECTED", "the connection closed before the reply");
     if (this.userClosed) return;
-    const final = finalCloseCodes.get(code);
-    const expired = code === tokenExpiredCode;
-    const describe = final || (expired ? "the token expired"
-      : code === 1001 ? "the gateway is restarting" : reason || (code ? `closed (${code})` : "the gateway cannot be reached"));
-    if (this.firstOpen) {
-      // Never opened: a browser cannot tell a refused token (401) from an unreachable gateway.
-      this.firstOpen.reject(new ChatError("ERR_CONNECT_FAILED",
-        "could not connect: the gateway refused the token or cannot be reached"));
-      this.firstOpen = null;
-      this.failWaiting("ERR_CONNECT_FAILED", "could not connect");
-      this.setState(ConnectionState.closed, { closeCode: code, reason: describe });
+    if (code === deactivatedCloseCode) {
+      this.end("this user was deactivated", { closeCode: code, final: true });
       return;
     }
-    if (!this.options.reconnect || final || (expired && !this.options.getToken)) {
-      this.failWaiting("ERR_NOT_CONNECTED", describe);
-      this.setState(ConnectionState.closed, { closeCode: code, reason: describe, final: true });
-      return;
+    if (code === tokenExpiredCloseCode) this.tokenStale = true;
+    for (const [id, request] of this.pending) {
+      if (request.retriable) continue;
+      this.pending.delete(id);
+      clearTimeout(request.timer);
+      request.reject(new ChatError("ERR_DISCONNECTED", "the connection was lost before the answer", { requestType: request.type }));
     }
+    for (const entry of this.feeds.values()) {
+      entry.read = null;
+      entry.feed.historyFailed();
+    }
+    const describe = code === tokenExpiredCloseCode ? "the token expired"
+      : code === 1001 ? "the gateway is restarting"
+        : reason || (code && code !== 1006 ? `closed (${code})` : "the connection dropped");
+    this.scheduleReconnect({ closeCode: code, reason: describe });
+  }
+
+  scheduleReconnect(details) {
     this.attempt += 1;
-    const ceiling = Math.min(this.options.maxReconnectDelayMs,
-      this.options.minReconnectDelayMs * 2 ** Math.min(this.attempt - 1, 16));
-    // Expiry with a token source reconnects at once; otherwise full jitter spreads a crowd of clients out.
-    const delay = expired ? 0 : Math.round(ceiling / 2 + Math.random() * ceiling / 2);
-    this.setState(ConnectionState.reconnecting, { closeCode: code, reason: describe, attempt: this.attempt, retryInMs: delay });
-    this.reconnectTimer = setTimeout(() => this.open(), delay);
+    const delay = Math.round(reconnectDelay(this.attempt, Math.random(), this.options.backoff));
+    this.setState(ConnectionState.reconnecting, { ...details, attempt: this.attempt, retryInMs: delay });
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      this.reconnectAttempt();
+    }, delay);
+  }
+
+  async reconnectAttempt() {
+    if (this.userClosed) return;
+    const failure = await this.open();
+    if (!failure || this.userClosed) return;
+    // A WebSocket does not say why it did not open: the token may have been refused.
+    if (this.canRefreshToken) this.tokenStale = true;
+    this.scheduleReconnect({ reason: failure.reason });
   }
 
   startKeepAlive() {
@@ -251,17 +595,14 @@ export class ChatClient {
     if (!period) return;
     this.keepAliveTimer = setInterval(() => {
       if (this.state !== ConnectionState.open || Date.now() - this.lastReceivedAt < period) return;
-      this.request("me").catch((error) => {
+      const socket = this.socket;
+      this.request("me", {}, { retriable: false, timeoutMs: Math.max(5000, period / 3) }).catch((error) => {
         // No answer in time: the connection is dead without having closed; start over.
-        if (error.code === "ERR_TIMEOUT" && this.socket) {
-          const socket = this.socket;
-          this.socket = null;
-          this.detach(socket);
-          try {
-            socket.close(4000, "keep-alive timeout");
-          } catch {}
-          this.lost(null, "no answer from the gateway");
-        }
+        if (error.code !== "ERR_TIMEOUT" || socket !== this.socket) return;
+        try {
+          socket.close(4000, "keep-alive timeout");
+        } catch {}
+        this.lost(socket, null, "no answer from the gateway");
       });
     }, Math.max(1000, period / 3));
   }
@@ -273,46 +614,34 @@ export class ChatClient {
 
   // MARK: Requests
 
-  /** Sends request `type` with `params`; resolves with its `result`, rejects with a ChatError. */
-  request(type, params = {}, { timeoutMs } = {}) {
+  /**
+   * Sends request `type` with `params`; resolves with its `result`, rejects with a ChatError.
+   * A request made while reconnecting waits for the connection; one cut off by a dropped
+   * connection is sent again once it is back, unless `retriable: false`.
+   */
+  request(type, params = {}, { retriable = true, timeoutMs = this.options.requestTimeoutMs } = {}) {
     if (this.state === ConnectionState.closed || this.state === ConnectionState.idle) {
-      return Promise.reject(new ChatError("ERR_NOT_CONNECTED", "not connected", { requestType: type }));
+      return Promise.reject(new ChatError("ERR_NOT_CONNECTED", "not connected: call connect() first", { requestType: type }));
     }
     return new Promise((resolve, reject) => {
-      const request = { id: this.nextRequestId++, type, params, resolve, reject, timeoutMs: timeoutMs ?? this.options.requestTimeoutMs };
+      const id = ++this.lastRequestId;
+      const text = JSON.stringify({ ...params, id, type });
+      const request = { id, type, params, text, retriable, resolve, reject };
+      request.timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new ChatError("ERR_TIMEOUT", `no answer to ${type} within ${timeoutMs} ms`, { requestType: type }));
+      }, timeoutMs);
+      this.pending.set(id, request);
       if (this.state === ConnectionState.open && this.socket) this.transmit(request);
-      else this.waitingForOpen.push(request);
     });
   }
 
   transmit(request) {
-    const { id, type, params } = request;
-    request.timer = setTimeout(() => {
-      this.pending.delete(id);
-      request.reject(new ChatError("ERR_TIMEOUT", `no reply to ${type} within ${request.timeoutMs} ms`, { requestType: type }));
-    }, request.timeoutMs);
-    this.pending.set(id, request);
     try {
-      this.socket.send(JSON.stringify({ ...params, id, type }));
-    } catch (error) {
-      clearTimeout(request.timer);
-      this.pending.delete(id);
-      request.reject(new ChatError("ERR_DISCONNECTED", `cannot send: ${error.message || error}`, { requestType: type }));
+      this.socket.send(request.text);
+    } catch {
+      // The socket is going; its close event re-sends or fails the request.
     }
-  }
-
-  failPending(code, message) {
-    for (const request of this.pending.values()) {
-      clearTimeout(request.timer);
-      request.reject(new ChatError(code, message, { requestType: request.type }));
-    }
-    this.pending.clear();
-  }
-
-  failWaiting(code, message) {
-    const waiting = this.waitingForOpen;
-    this.waitingForOpen = [];
-    for (const request of waiting) request.reject(new ChatError(code, message, { requestType: request.type }));
   }
 
   received(socket, data) {
@@ -330,136 +659,275 @@ export class ChatClient {
       return;
     }
     const request = this.pending.get(frame.id);
-    if (!request) {
-      if (frame.type === "error") this.emit("protocol.error", { reason: "an error reply to no request", error: frame.error });
-      return;
-    }
+    if (!request) return; // answered already, or timed out
     this.pending.delete(frame.id);
     clearTimeout(request.timer);
     if (frame.type === "ok") {
-      this.noteResult(request, frame.result);
       request.resolve(frame.result);
     } else {
       const error = frame.error || {};
-      request.reject(new ChatError(error.code || "ERR_INTERNAL", error.message, { retryAfterMs: error.retryAfterMs, requestType: request.type }));
-    }
-  }
-
-  // MARK: Messages and catch-up
-
-  /**
-   * Sends a message; resolves with the stored Message. A send cut off by a dropped
-   * connection is sent again, with the same `clientMessageId`, once it is back.
-   */
-  async sendMessage(channelId, text, { data, clientMessageId = newClientMessageId(), retryWindowMs = 60000 } = {}) {
-    const params = { channelId, text, clientMessageId };
-    if (data !== undefined) params.data = data;
-    const giveUpAt = Date.now() + retryWindowMs;
-    for (;;) {
-      try {
-        return await this.request("message.send", params);
-      } catch (error) {
-        const retriable = error.code === "ERR_DISCONNECTED" || error.code === "ERR_TIMEOUT" || error.code === "ERR_INTERNAL";
-        if (!retriable || Date.now() > giveUpAt || this.state === ConnectionState.closed) throw error;
-        await this.whenOpen(giveUpAt - Date.now());
-      }
-    }
-  }
-
-  /** Resolves when the connection is open (at once if it is), rejects after `timeoutMs`. */
-  whenOpen(timeoutMs) {
-    if (this.state === ConnectionState.open) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const stop = this.on("state", ({ state }) => {
-        if (state === ConnectionState.open) {
-          stop();
-          clearTimeout(timer);
-          resolve();
-        } else if (state === ConnectionState.closed) {
-          stop();
-          clearTimeout(timer);
-          reject(new ChatError("ERR_NOT_CONNECTED", "the connection closed"));
-        }
-      });
-      const timer = setTimeout(() => {
-        stop();
-        reject(new ChatError("ERR_TIMEOUT", "not reconnected in time"));
-      }, Math.max(0, timeoutMs));
-    });
-  }
-
-  /** From now on, catch `channelId` up after reconnects from `seq` (kept if a later one is known). */
-  follow(channelId, seq = 0) {
-    if ((this.lastSeq.get(channelId) ?? -1) < seq) this.lastSeq.set(channelId, seq);
-  }
-
-  /** Stops catching `channelId` up (left the channel). */
-  unfollow(channelId) {
-    this.lastSeq.delete(channelId);
-  }
-
-  noteResult(request, result) {
-    if (request.type === "message.send" && result && result.channelId) {
-      this.follow(result.channelId, result.seq);
-    } else if (request.type === "message.history" && result && Array.isArray(result.messages)) {
-      const channelId = request.params.channelId;
-      if (this.catchingUp.has(channelId)) return; // catchUp delivers these pages itself
-      const newest = result.messages.reduce((max, message) => Math.max(max, message.seq), 0);
-      // A page before some seq says nothing about newer messages.
-      if (request.params.beforeSeq === undefined || this.lastSeq.has(channelId)) this.follow(channelId, newest);
+      request.reject(new ChatError(error.code || "ERR_INTERNAL", error.message,
+        { retryAfterMs: error.retryAfterMs, requestType: request.type }));
     }
   }
 
   event(name, data) {
-    if (name === "message.new" && data) {
-      const held = this.catchingUp.get(data.channelId);
-      if (held) {
-        held.push(data);
+    if (name === "session.expiring") this.tokenStale = true;
+    this.publish(name, data);
+    if (name === "message.new" && data) this.feedMessage(data);
+    if (name === "session.resync" && Array.isArray(data?.channelIds)) {
+      for (const channelId of data.channelIds) this.catchUp(channelId);
+    }
+  }
+
+  // MARK: Users (§4)
+
+  /** `me`: `{ user, blockedUserIds }`. */
+  me() {
+    return this.request("me");
+  }
+
+  /** `user.get`: a User. */
+  user(userId) {
+    return this.request("user.get", { userId });
+  }
+
+  /** `user.list` by ids (at most 250) or by a metadata value, paged: `{ users, next }`. */
+  users({ userIds, metadataKey, metadataValues, limit = 20, cursor } = {}) {
+    return this.request("user.list", defined({ userIds, metadataKey, metadataValues, limit, cursor }));
+  }
+
+  /** `user.update` of the caller's own profile (`metadata` replaces the whole map): the User. */
+  updateMe({ name, image, metadata } = {}) {
+    return this.request("user.update", defined({ name, image, metadata }));
+  }
+
+  // MARK: Blocking (Sendbird's blockUser, CometChat's blockUsers)
+
+  /** Blocks users (1–100 ids): `{ id: "success" | "ERR_UID_NOT_FOUND" | "ERR_CANNOT_BLOCK_SELF" | … }`. */
+  async block(userIds) {
+    return (await this.request("user.block", { userIds })).results;
+  }
+
+  /** Unblocks users (1–100 ids), a result per id as for `block`. */
+  async unblock(userIds) {
+    return (await this.request("user.unblock", { userIds })).results;
+  }
+
+  /**
+   * A query paging through blocked users: `direction` "byMe" (default), "me" (who blocked
+   * me) or "both" (the last two only where the gateway reveals blocks), `limit` 1–100,
+   * `search` (a prefix of id or name), `userIds`. Call `next()` until it resolves with null.
+   */
+  blockedUsersQuery(filters = {}) {
+    return new BlockedUsersQuery(this, filters);
+  }
+
+  // MARK: Channels (§4)
+
+  /**
+   * `channel.create` (`type` "group" or "open"): the Channel. Not sent again after a lost
+   * connection unless `distinct` (a repeat could create a second channel): it fails with
+   * ERR_DISCONNECTED instead.
+   */
+  createChannel({ type = "group", userIds = [], name, distinct = false, pushFromBlockedUsers } = {}) {
+    return this.request("channel.create", defined({ channelType: type, userIds, name, distinct, pushFromBlockedUsers }),
+      { retriable: distinct });
+  }
+
+  /** `channel.get`: the Channel. */
+  channel(channelId) {
+    return this.request("channel.get", { channelId });
+  }
+
+  /** `channel.list`, newest activity first, with each channel's unread count: `{ channels, next }`. */
+  channels({ limit = 20, cursor } = {}) {
+    return this.request("channel.list", defined({ limit, cursor }));
+  }
+
+  invite(channelId, userIds) {
+    return this.request("channel.invite", { channelId, userIds });
+  }
+
+  join(channelId) {
+    return this.request("channel.join", { channelId });
+  }
+
+  leave(channelId) {
+    return this.request("channel.leave", { channelId });
+  }
+
+  updateChannel(channelId, { name, pushFromBlockedUsers } = {}) {
+    return this.request("channel.update", defined({ channelId, name, pushFromBlockedUsers }));
+  }
+
+  // MARK: Messages
+
+  /**
+   * `message.send`: resolves with the stored Message. It carries a `clientMessageId`
+   * (a fresh one unless given), so a send cut off by a dropped connection goes again once
+   * the client is back and is stored once. With `retryRateLimited` (here or in the
+   * options), ERR_RATE_LIMITED waits `retryAfterMs` and sends again.
+   */
+  async send(channelId, text, { data, clientMessageId = newClientMessageId(), retryRateLimited = this.options.retryRateLimited } = {}) {
+    const params = defined({ channelId, text, data, clientMessageId });
+    for (;;) {
+      try {
+        const stored = await this.request("message.send", params);
+        this.feedMessage(stored);
+        return stored;
+      } catch (error) {
+        if (!(error.code === "ERR_RATE_LIMITED" && retryRateLimited)) throw error;
+        await sleep(Math.max(error.retryAfterMs ?? 200, 1));
+      }
+    }
+  }
+
+  /**
+   * `message.history`: the newest `limit` messages before `beforeSeq` (or the newest), or
+   * the first `limit` after `afterSeq`, or the page a `cursor` names; ascending:
+   * `{ messages, next }`.
+   */
+  history(channelId, { beforeSeq, afterSeq, cursor, limit = 50 } = {}) {
+    return this.request("message.history", defined({ channelId, beforeSeq, afterSeq, cursor, limit }));
+  }
+
+  /**
+   * Every message of a channel this user can see, exactly once and in `seq` order, from
+   * `afterSeq` on (omitted: from the newest message now), across reconnects; own messages
+   * included once their send is answered. A MessageStream: iterate it with `for await`,
+   * or pass `onMessage` to get each message in a listener. A second stream of a channel
+   * already followed starts where the first one is.
+   */
+  messages(channelId, { afterSeq, onMessage } = {}) {
+    const stream = new MessageStream(onMessage, (closed) => this.stopStream(channelId, closed));
+    if (this.state === ConnectionState.closed || this.state === ConnectionState.idle) {
+      stream.ready = Promise.reject(new ChatError("ERR_NOT_CONNECTED", "not connected: call connect() first"));
+      stream.ready.catch((error) => stream.finish(error));
+      return stream;
+    }
+    const join = (start) => {
+      if (stream.done) return;
+      let entry = this.feeds.get(channelId);
+      if (!entry) {
+        entry = { feed: new ChannelFeed(start), streams: new Set(), read: null };
+        this.feeds.set(channelId, entry);
+        entry.streams.add(stream);
+        this.catchUp(channelId); // whatever came after `start` (nothing, when it is the newest)
+      } else {
+        entry.streams.add(stream);
+      }
+    };
+    if (afterSeq !== undefined || this.feeds.has(channelId)) {
+      join(afterSeq ?? 0);
+      stream.ready = Promise.resolve();
+    } else {
+      stream.ready = this.channel(channelId).then((channel) => join(channel.lastMessage?.seq ?? 0));
+      stream.ready.catch((error) => stream.finish(error));
+    }
+    return stream;
+  }
+
+  stopStream(channelId, stream) {
+    const entry = this.feeds.get(channelId);
+    if (!entry) return;
+    entry.streams.delete(stream);
+    if (entry.streams.size === 0) this.feeds.delete(channelId);
+  }
+
+  /** A message that arrived live or answered a send. */
+  feedMessage(message) {
+    const entry = this.feeds.get(message.channelId);
+    if (!entry) return;
+    const { deliver, action } = entry.feed.received(message);
+    this.hand(entry, deliver);
+    if (action) this.readHistory(message.channelId, entry, action.readHistoryAfterSeq);
+  }
+
+  /** Reads what a followed channel got after the last message handed to the app. */
+  catchUp(channelId) {
+    const entry = this.feeds.get(channelId);
+    if (!entry || this.state !== ConnectionState.open) return;
+    const action = entry.feed.catchUp();
+    if (action) this.readHistory(channelId, entry, action.readHistoryAfterSeq);
+  }
+
+  async readHistory(channelId, entry, afterSeq) {
+    const read = {}; // this read; a lost connection or a newer read makes it stale
+    entry.read = read;
+    let page;
+    for (;;) {
+      try {
+        page = await this.request("message.history", { channelId, afterSeq, limit: this.options.historyPageSize },
+          { retriable: false });
+        break;
+      } catch (error) {
+        if (entry.read !== read || this.feeds.get(channelId) !== entry) return;
+        if (error.code === "ERR_RATE_LIMITED") {
+          await sleep(Math.max(error.retryAfterMs ?? 100, 1));
+          if (entry.read !== read || this.feeds.get(channelId) !== entry) return;
+          continue;
+        }
+        // The connection went (its reconnect catches up again) or the channel is gone.
+        entry.read = null;
+        entry.feed.historyFailed();
+        if (error.code !== "ERR_DISCONNECTED" && error.code !== "ERR_NOT_CONNECTED") {
+          this.emit("catchUp.error", { channelId, error });
+        }
         return;
       }
-      if (this.lastSeq.has(data.channelId) && data.seq <= this.lastSeq.get(data.channelId)) return; // seen
-      this.follow(data.channelId, data.seq);
     }
-    if (name === "session.resync" && data && Array.isArray(data.channelIds)) {
-      for (const channelId of data.channelIds) if (!this.lastSeq.has(channelId)) this.follow(channelId, 0);
-      this.catchUp(data.channelIds);
-    }
-    this.emit(name, data);
-    this.emit("*", { event: name, data });
+    if (entry.read !== read || this.feeds.get(channelId) !== entry) return;
+    entry.read = null;
+    const { deliver, action } = entry.feed.historyRead(page.messages || [], Boolean(page.next));
+    this.hand(entry, deliver);
+    if (action) this.readHistory(channelId, entry, action.readHistoryAfterSeq);
   }
 
-  /** Pages each channel forward from the last seq seen and emits what is new. */
-  async catchUp(channelIds) {
-    const started = channelIds.filter((id) => this.lastSeq.has(id) && !this.catchingUp.has(id));
-    for (const id of started) this.catchingUp.set(id, []);
-    await Promise.all(started.map(async (channelId) => {
-      try {
-        let params = { channelId, afterSeq: this.lastSeq.get(channelId), limit: historyPageLimit };
-        for (;;) {
-          const page = await this.request("message.history", params);
-          for (const message of page.messages || []) this.deliverCaughtUp(channelId, message);
-          if (!page.next) break;
-          params = { channelId, cursor: page.next, limit: historyPageLimit };
-        }
-      } catch (error) {
-        if (error.code === "ERR_CHANNEL_NOT_FOUND" || error.code === "ERR_NOT_A_MEMBER") this.unfollow(channelId);
-        else this.emit("catchUp.error", { channelId, error });
-      } finally {
-        const held = this.catchingUp.get(channelId) || [];
-        this.catchingUp.delete(channelId);
-        for (const message of held.sort((a, b) => a.seq - b.seq)) this.deliverCaughtUp(channelId, message, false);
-      }
-    }));
-    if (started.length) this.emit("caughtUp", { channelIds: started });
+  hand(entry, messages) {
+    for (const message of messages) {
+      for (const stream of [...entry.streams]) stream.push(message);
+    }
   }
 
-  deliverCaughtUp(channelId, message, catchUp = true) {
-    if (!this.lastSeq.has(channelId) || message.seq <= this.lastSeq.get(channelId)) return;
-    this.lastSeq.set(channelId, message.seq);
-    this.emit("message.new", message, { catchUp });
-    this.emit("*", { event: "message.new", data: message, catchUp });
+  // MARK: Typing, read state, presence (§14)
+
+  startTyping(channelId) {
+    return this.request("typing.start", { channelId });
+  }
+
+  stopTyping(channelId) {
+    return this.request("typing.stop", { channelId });
+  }
+
+  /** `channel.markRead`: everything up to `seq` read (a mark never moves back): `{ channelId, lastReadSeq, unreadCount }`. */
+  markRead(channelId, seq) {
+    return this.request("channel.markRead", { channelId, seq });
+  }
+
+  /** `presence.subscribe` (1–100 ids): their state now; `user.presence` events from then on, kept across reconnects. */
+  async subscribePresence(userIds) {
+    const result = await this.request("presence.subscribe", { userIds });
+    for (const id of userIds) this.presenceFollowed.add(id);
+    return result.users;
+  }
+
+  async unsubscribePresence(userIds) {
+    for (const id of userIds) this.presenceFollowed.delete(id);
+    await this.request("presence.unsubscribe", { userIds });
   }
 }
+
+function detach(socket) {
+  socket.onopen = socket.onmessage = socket.onclose = socket.onerror = null;
+}
+
+/** `fields` without its undefined values (JSON would drop them; a Map of params reads better without them). */
+function defined(fields) {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+// MARK: Helpers for apps
 
 /** The WebSocket endpoint of the gateway that served `location` (a page's `window.location`). */
 export function endpointFor(location, path = "/v1/ws") {
