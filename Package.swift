@@ -63,6 +63,8 @@ let package = Package(
         .target(
             name: "ClientAssets",
             path: "clients",
+            // The JS SDK's tests and example run under Node (scripts/test), they are not served.
+            exclude: ["js/test", "js/test-support", "js/examples"],
             sources: ["ClientAssets.swift"],
             resources: [.copy("console"), .copy("js/chat-client.js")],
             swiftSettings: strict
