@@ -5,6 +5,7 @@
 // started again on the same port and data. Every child process is killed when the test
 // process exits, whatever happened.
 import { spawn } from "node:child_process";
+import { request as httpRequest } from "node:http";
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -118,7 +119,7 @@ export class LiveGateway {
       await waitFor(`the gateway on port ${this.port} to answer /healthz`, async () => {
         if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode} at start:\n${this.logTail()}`);
         try {
-          return (await fetch(`${this.httpBase}/healthz`)).ok;
+          return (await this.http("GET", "/healthz")).status === 200;
         } catch {
           return false;
         }
@@ -155,18 +156,38 @@ export class LiveGateway {
   }
 
   /** One admin API call: `{ status, body }`. */
-  async admin(method, path, body) {
-    const response = await fetch(`${this.httpBase}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${adminKey}`, "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
+  admin(method, path, body) {
+    return this.http(method, path, body, { Authorization: `Bearer ${adminKey}` });
+  }
+
+  /**
+   * One HTTP request on a connection of its own (`{ status, body }`, JSON parsed): a
+   * kept-alive connection could outlive a gateway the tests restart, and a request sent
+   * on it as the other side closes it fails.
+   */
+  http(method, path, body, headers = {}) {
+    const payload = body === undefined ? null : JSON.stringify(body);
+    return new Promise((resolveResponse, reject) => {
+      const request = httpRequest({
+        host: "127.0.0.1", port: this.port, path, method, agent: false, timeout: 10000,
+        headers: { ...headers, Connection: "close", ...(payload ? { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(payload) } : {}) },
+      }, (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk) => { text += chunk; });
+        response.on("end", () => {
+          let json = null;
+          try {
+            json = JSON.parse(text);
+          } catch {}
+          resolveResponse({ status: response.statusCode, body: json ?? text });
+        });
+        response.on("error", reject);
+      });
+      request.on("timeout", () => request.destroy(new Error(`${method} ${path}: no answer in 10 s`)));
+      request.on("error", reject);
+      request.end(payload ?? undefined);
     });
-    const text = await response.text();
-    let json = null;
-    try {
-      json = JSON.parse(text);
-    } catch {}
-    return { status: response.status, body: json ?? text };
   }
 
   /** A fresh token for `userId` (POST /v1/admin/tokens). */

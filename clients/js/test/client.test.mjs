@@ -138,7 +138,9 @@ describe("against a live gateway", () => {
     await waitFor("bob's events", () => inChat.some((e) => e.event === "message.new"), { timeoutMs: 5000 });
     assert.ok(all.some((e) => e.event === "message.new" && e.data.channelId === other.id));
     assert.ok(inChat.every((e) => (e.data.channelId ?? e.data.id) === chat.id), JSON.stringify(inChat));
-    assert.deepEqual(inChat.map((e) => e.event).filter((name) => name !== "typing.stop"), ["typing.start", "message.new"]);
+    // (channel.updated from the create may come before or after the listeners were added.)
+    assert.deepEqual(inChat.map((e) => e.event).filter((name) => name === "typing.start" || name === "message.new"),
+      ["typing.start", "message.new"]);
 
     const read = await bob.markRead(chat.id, sent.seq);
     assert.deepEqual(read, { channelId: chat.id, lastReadSeq: sent.seq, unreadCount: 0 });

@@ -90,6 +90,7 @@ test("a send in flight across a cut resolves once with one stored message", { ti
   const stream = alice.messages(channel.id, { afterSeq: 0 });
   const connectsBefore = proxy.accepted;
   const sent = [];
+  let restarting = null; // the restart a round set off, awaited before the next round
   const killedRounds = 20;
   const restartRounds = 2;
   for (const round of range(0, killedRounds + restartRounds - 1)) {
@@ -98,10 +99,14 @@ test("a send in flight across a cut resolves once with one stored message", { ti
       const delay = (round % 5) * 2;
       cutNextSend = () => setTimeout(() => proxy.killAll(), delay);
     } else {
-      cutNextSend = () => gateway.stop().then(() => gateway.run());
+      cutNextSend = () => {
+        restarting = gateway.stop().then(() => gateway.run());
+      };
     }
     const message = await within(30000, `send s${round}`, alice.send(channel.id, `s${round}`, { clientMessageId: `cm-${round}` }));
     sent.push(message);
+    await within(30000, "the gateway restarts", restarting ?? Promise.resolve());
+    restarting = null;
   }
   const rounds = range(0, killedRounds + restartRounds - 1);
   assert.deepEqual(sent.map((m) => m.text), rounds.map((n) => `s${n}`));
