@@ -9,9 +9,9 @@ import Storage
 /// Consecutive message inserts go as one run: a lookup of their `clientMessageId`s
 /// already stored (retries, from any node), the channel rows locked in id order
 /// (`FOR UPDATE`: one channel's `seq` is serialised across nodes, and two nodes
-/// never deadlock on the order), the `seq`s assigned from the locked `last_seq`,
-/// one `UPDATE` of the counters and one multi-row `INSERT`. Four round trips
-/// however many messages the run holds.
+/// never deadlock on the order), the `seq`s assigned from the locked `last_seq`, and
+/// one statement that updates the counters and inserts every message. Three round trips however many messages the run holds,
+/// four when one of its channels is 1-to-1 (the block rows decide what is hidden).
 ///
 /// The other writes run one statement group each; those that can be refused on
 /// their own (an unknown channel or user, a channel id taken) run inside a
@@ -93,13 +93,16 @@ struct PostgresBatch {
         guard !fresh.isEmpty else { return results }
 
         var lastSeq: [ChannelID: Int64] = [:]
+        var oneToOne: Set<ChannelID> = []
         let channelIDs = Array(Set(fresh.map(\.message.channelID))).sorted()
-        for try await (id, seq) in try await connection.query(
-            "SELECT id, last_seq FROM channels WHERE id = ANY(\(channelIDs)) ORDER BY id FOR UPDATE", logger: logger)
-            .decode((String, Int64).self) {
+        for try await (id, seq, isOneToOne) in try await connection.query(
+            "SELECT id, last_seq, is_one_to_one FROM channels WHERE id = ANY(\(channelIDs)) ORDER BY id FOR UPDATE",
+            logger: logger).decode((String, Int64, Bool).self) {
             lastSeq[id] = seq
+            if isOneToOne { oneToOne.insert(id) }
         }
-        let hiddenFrom = try await hiddenOneToOneRecipients(of: fresh.map(\.message))
+        let hiddenFrom = oneToOne.isDisjoint(with: channelIDs)
+            ? [:] : try await hiddenOneToOneRecipients(of: fresh.map(\.message).filter { oneToOne.contains($0.channelID) })
         var inserted: [Message] = []
         var outcome = [Result<StoreWriteResult, StoreError>?](repeating: nil, count: fresh.count)
         for (position, (_, message)) in fresh.enumerated() {
@@ -119,15 +122,7 @@ struct PostgresBatch {
                 storedByClientID[ClientKey(sender: message.senderID, clientMessageID: clientMessageID)] = message
             }
         }
-        if !inserted.isEmpty {
-            let advanced = Set(inserted.map(\.channelID)).sorted()
-            let counters = advanced.map { lastSeq[$0] ?? 0 }
-            try await connection.query("""
-                UPDATE channels c SET last_seq = v.last_seq
-                FROM unnest(\(advanced)::text[], \(counters)::bigint[]) AS v(id, last_seq) WHERE c.id = v.id
-                """, logger: logger)
-            try await connection.query(Self.insertQuery(inserted), logger: logger)
-        }
+        if !inserted.isEmpty { try await connection.query(Self.insertQuery(inserted, lastSeq: lastSeq), logger: logger) }
         for (position, (index, _)) in fresh.enumerated() {
             results.append((index, outcome[position] ?? .failure(StoreError("insertMessage: not applied"))))
         }
@@ -198,15 +193,22 @@ struct PostgresBatch {
         return found
     }
 
-    /// One multi-row insert; the optional columns go as a value array and a null-flag array
-    /// (postgres-nio binds arrays of non-optional elements).
-    private static func insertQuery(_ messages: [Message]) -> PostgresQuery {
+    /// One statement: the counters of the channels written set to their last `seq`, and
+    /// one multi-row insert. The optional columns go as a value array and a null-flag
+    /// array (postgres-nio binds arrays of non-optional elements).
+    private static func insertQuery(_ messages: [Message], lastSeq: [ChannelID: Int64]) -> PostgresQuery {
+        let advanced = Set(messages.map(\.channelID)).sorted()
+        let counters = advanced.map { lastSeq[$0] ?? 0 }
         let ids = messages.map(\.id), channels = messages.map(\.channelID), seqs = messages.map(\.seq)
         let senders = messages.map(\.senderID), texts = messages.map(\.text), times = messages.map(\.createdAt)
         let data = messages.map { $0.dataJSON ?? "" }, noData = messages.map { $0.dataJSON == nil }
         let clientIDs = messages.map { $0.clientMessageID ?? "" }, noClientID = messages.map { $0.clientMessageID == nil }
         let hidden = messages.map { $0.hiddenFrom ?? "" }, notHidden = messages.map { $0.hiddenFrom == nil }
         return """
+            WITH counters AS (
+                UPDATE channels c SET last_seq = v.last_seq
+                FROM unnest(\(advanced)::text[], \(counters)::bigint[]) AS v(id, last_seq) WHERE c.id = v.id
+            )
             INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from)
             SELECT id, channel_id, seq, sender_id, text,
                 CASE WHEN no_data THEN NULL ELSE data END,
