@@ -6,11 +6,12 @@ import Storage
 /// Applies one group commit's writes, in enqueue order, inside the caller's open
 /// transaction on `connection`.
 ///
-/// Consecutive message inserts go as one run: a lookup of their `clientMessageId`s
-/// already stored (retries, from any node), the channel rows locked in id order
-/// (`FOR UPDATE`: one channel's `seq` is serialised across nodes, and two nodes
-/// never deadlock on the order), the `seq`s assigned from the locked `last_seq`, and
-/// one statement that updates the counters and inserts every message. Three round trips however many messages the run holds,
+/// Consecutive message inserts (flush barriers between them do not count) go as one
+/// run: a lookup of their `clientMessageId`s already stored (retries, from any node),
+/// the channel rows locked in id order (`FOR UPDATE`: one channel's `seq` is
+/// serialised across nodes, and two nodes never deadlock on the order), the `seq`s
+/// assigned from the locked `last_seq`, and one statement that updates the counters
+/// and inserts every message. Three round trips however many messages the run holds,
 /// four when one of its channels is 1-to-1 (the block rows decide what is hidden).
 ///
 /// The other writes run one statement group each; those that can be refused on
@@ -24,6 +25,13 @@ struct PostgresBatch {
     /// PROTOCOL.md §5 strict mode: a 1-to-1 message is also hidden from a recipient the
     /// sender blocked.
     var strictBlocking = false
+    /// Channels locked with this batch's own, though it may write none of them: those of
+    /// the batch committing before it on another connection (`PostgresGroupCommitWriter`),
+    /// so that its `FOR UPDATE` returns only once that transaction has ended.
+    var alsoLock: [ChannelID] = []
+    /// Told the channels whose rows a message run has just locked (empty when the run
+    /// had no new message to store), before the run writes anything.
+    var channelsLocked: (@Sendable ([ChannelID]) -> Void)?
 
     private struct ClientKey: Hashable {
         var sender: UserID
@@ -50,8 +58,12 @@ struct PostgresBatch {
             }
             if case .insertMessage = write {
                 var run: [(index: Int, message: Message)] = []
-                while index < writes.count, case .insertMessage(let message)? = writes[index] {
-                    run.append((index, message))
+                while index < writes.count {
+                    if case .insertMessage(let message)? = writes[index] {
+                        run.append((index, message))
+                    } else if writes[index] != nil {
+                        break
+                    }
                     index += 1
                 }
                 for (at, result) in try await insert(run) { results[at] = result }
@@ -90,17 +102,22 @@ struct PostgresBatch {
                 fresh.append((index, message))
             }
         }
-        guard !fresh.isEmpty else { return results }
+        guard !fresh.isEmpty else {
+            channelsLocked?([])
+            return results
+        }
 
         var lastSeq: [ChannelID: Int64] = [:]
         var oneToOne: Set<ChannelID> = []
         let channelIDs = Array(Set(fresh.map(\.message.channelID))).sorted()
+        let locking = Array(Set(channelIDs).union(alsoLock)).sorted()
         for try await (id, seq, isOneToOne) in try await connection.query(
-            "SELECT id, last_seq, is_one_to_one FROM channels WHERE id = ANY(\(channelIDs)) ORDER BY id FOR UPDATE",
+            "SELECT id, last_seq, is_one_to_one FROM channels WHERE id = ANY(\(locking)) ORDER BY id FOR UPDATE",
             logger: logger).decode((String, Int64, Bool).self) {
             lastSeq[id] = seq
             if isOneToOne { oneToOne.insert(id) }
         }
+        channelsLocked?(channelIDs)
         let hiddenFrom = oneToOne.isDisjoint(with: channelIDs)
             ? [:] : try await hiddenOneToOneRecipients(of: fresh.map(\.message).filter { oneToOne.contains($0.channelID) })
         var inserted: [Message] = []

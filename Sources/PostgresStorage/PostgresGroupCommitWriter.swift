@@ -11,6 +11,18 @@ import Storage
 /// (`PostgresBatch`), then calls their completions in enqueue order, and loops
 /// while more arrived.
 ///
+/// Two batches in flight: once a batch holds its channel rows, the drain may start
+/// the next one on another connection, so that it looks up and locks while the first
+/// commits (the commit waits for the WAL flush). Only batches of messages overlap, and
+/// never two that share a unique key (`PostgresCommitInFlight.mayBeFollowed(by:)`);
+/// anything else waits until the batch before has been answered. The second stays
+/// behind the first: it locks the first's channel rows with its own, so its
+/// `FOR UPDATE` returns only when the first transaction has ended and it reads the
+/// counters as the first left them; before its COMMIT it asks whether the first
+/// attempt of the first committed, and if not it rolls back and runs again once the
+/// first has its final result. So no message takes a lower `seq` than one enqueued
+/// before it, and completions are called in enqueue order across both.
+///
 /// Failures: a batch the server refuses as a whole (a `clientMessageId` stored by
 /// another node after the lookup, a deadlock with another node) is rolled back and
 /// run once more; a second refusal, a lost connection, or no connection within
@@ -32,6 +44,10 @@ final class PostgresGroupCommitWriter: Sendable {
     /// (a query sent just as the server closed the connection is never answered).
     static let transactionLimit = Duration.seconds(10)
 
+    /// The batch before ended without committing its first attempt: this one must not
+    /// commit ahead of that batch's retry.
+    private struct PredecessorRolledBack: Error {}
+
     init(client: PostgresClient, logger: Logger, connectionWait: Duration, strictBlocking: Bool,
          commitObserver: CommitObserver?) {
         self.strictBlocking = strictBlocking
@@ -49,29 +65,70 @@ final class PostgresGroupCommitWriter: Sendable {
 
     private func drain() async {
         var batch: [PendingWrite] = []
-        while inbox.takeAll(into: &batch) {
-            let writes = batch.map(\.write)
-            let start = DispatchTime.now().uptimeNanoseconds
-            let results = await commit(writes)
-            if let commitObserver, writes.contains(where: { $0 != nil }), case .success? = results.first {
-                commitObserver(writes.count, DispatchTime.now().uptimeNanoseconds - start)
+        var inFlight: PostgresCommitInFlight?
+        while true {
+            if let previous = inFlight {
+                guard inbox.takePending(into: &batch) else {
+                    await previous.delivered.value
+                    inFlight = nil
+                    continue
+                }
+            } else if !inbox.takeAll(into: &batch) {
+                return
             }
-            for (item, result) in zip(batch, results) { item.completion(result) }
+            let current = PostgresCommitInFlight(writes: batch.map(\.write))
+            var predecessor = inFlight
+            if let previous = inFlight, !previous.mayBeFollowed(by: current) {
+                await previous.delivered.value
+                predecessor = nil
+            }
+            let completions = batch.map(\.completion)
+            Task(executorPreference: DispatchTaskExecutor.shared) {
+                await self.run(current, completions: completions, after: predecessor)
+            }
+            // The next batch may start only once this one holds its channel rows.
+            _ = await current.lockedChannels.value
+            inFlight = current
         }
     }
 
-    private func commit(_ writes: [StoreWrite?]) async -> [Result<StoreWriteResult, StoreError>] {
-        if writes.allSatisfy({ $0 == nil }) { return writes.map { _ in .success(.done) } }
+    /// Commits `current`, then calls its completions once those of `predecessor` have been.
+    private func run(_ current: PostgresCommitInFlight, completions: [Completion],
+                     after predecessor: PostgresCommitInFlight?) async {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let results = await commit(current, after: predecessor)
+        current.finished.set(())
+        if let predecessor { await predecessor.delivered.value }
+        if let commitObserver, current.writes.contains(where: { $0 != nil }), case .success? = results.first {
+            commitObserver(current.writes.count, DispatchTime.now().uptimeNanoseconds - start)
+        }
+        for (completion, result) in zip(completions, results) { completion(result) }
+        current.delivered.set(())
+    }
+
+    private func commit(_ current: PostgresCommitInFlight, after predecessor: PostgresCommitInFlight?) async
+        -> [Result<StoreWriteResult, StoreError>]
+    {
+        let writes = current.writes
+        if writes.allSatisfy({ $0 == nil }) {
+            current.attemptEnded(committed: true)
+            return writes.map { _ in .success(.done) }
+        }
+        var predecessor = predecessor
         var attempt = 0
         while true {
             attempt += 1
+            let (after, alsoLock) = (predecessor, predecessor?.lockedChannels.current ?? [])
             do {
-                return try await withConnection { connection in
+                let results = try await withConnection { connection in
                     try await connection.query("BEGIN", logger: self.logger)
                     do {
                         var batch = PostgresBatch(connection: connection, logger: self.logger,
                                                   strictBlocking: self.strictBlocking)
+                        batch.alsoLock = alsoLock
+                        batch.channelsLocked = { current.lockedChannels.set($0) }
                         let results = try await batch.apply(writes)
+                        if let after, await !after.firstAttemptCommitted.value { throw PredecessorRolledBack() }
                         try await connection.query("COMMIT", logger: self.logger)
                         return results
                     } catch {
@@ -81,7 +138,15 @@ final class PostgresGroupCommitWriter: Sendable {
                         throw error
                     }
                 }
+                current.attemptEnded(committed: true)
+                return results
+            } catch is PredecessorRolledBack {
+                current.attemptEnded(committed: false)
+                await predecessor?.finished.value
+                predecessor = nil
+                attempt -= 1  // not this batch's refusal: it runs again, now alone
             } catch {
+                current.attemptEnded(committed: false)
                 let description = PostgresErrors.describe(error)
                 if attempt == 1, PostgresErrors.isServerRefusal(error) {
                     logger.notice("store.batch_retried", metadata: ["writes": "\(writes.count)", "error": "\(description)"])

@@ -46,4 +46,14 @@ public final class GroupCommitInbox: Sendable {
             return !batch.isEmpty
         }
     }
+
+    /// Swaps every pending write into `batch` like `takeAll`, but the drain goes on when
+    /// there was none (a writer with a commit still in flight ends its drain later).
+    public func takePending(into batch: inout [PendingWrite]) -> Bool {
+        batch.removeAll(keepingCapacity: true)
+        return state.withLock { state in
+            swap(&state.pending, &batch)
+            return !batch.isEmpty
+        }
+    }
 }

@@ -145,6 +145,53 @@ struct PostgresStoreTests {
         }
     }
 
+    /// Closed-loop senders keep two batches in flight (the next one starts while the one
+    /// before commits), with a block write now and then that makes a batch wait instead:
+    /// completions still come in enqueue order, and in each channel the `seq`s follow
+    /// that order, gapless.
+    @Test func completionsAndSeqsFollowEnqueueOrderWithTwoBatchesInFlight() async throws {
+        try await withDatabase { database in
+            let store = try await open(database)
+            try await seed(store)
+            for channel in 2...4 { try await store.writeAsync(.createChannel(Fixture.group("c\(channel)", ["alice", "bob"]))) }
+            struct Answer { var number: Int; var channel: ChannelID; var seq: Int64? }
+            let state = Mutex((enqueued: 0, answers: [Answer]()))
+            let senders = 40, perSender = 30
+            @Sendable func send(_ sender: Int, _ n: Int) {
+                guard n < perSender else { return }
+                let channel = "c\((sender + n) % 4 + 1)"
+                state.withLock { counts in
+                    let number = counts.enqueued
+                    counts.enqueued += 1
+                    if number % 50 == 25 {
+                        store.enqueue(.setBlock(blocker: "carol", blocked: "bob", isBlocked: number % 100 == 25, at: 9)) { _ in }
+                    }
+                    store.enqueue(.insertMessage(Fixture.message("s\(sender)-\(n)", in: channel, from: "alice",
+                                                                 clientMessageID: "s\(sender)-\(n)"))) { result in
+                        var seq: Int64?
+                        if case .success(.message(let stored)) = result { seq = stored.seq }
+                        state.withLock { $0.answers.append(Answer(number: number, channel: channel, seq: seq)) }
+                        send(sender, n + 1)
+                    }
+                }
+            }
+            for sender in 0..<senders { send(sender, 0) }
+            let started = ContinuousClock.now
+            while state.withLock({ $0.answers.count }) < senders * perSender, ContinuousClock.now - started < .seconds(60) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let answers = state.withLock { $0.answers }
+            #expect(answers.count == senders * perSender)
+            #expect(answers.map(\.number) == answers.map(\.number).sorted(), "completions out of enqueue order")
+            #expect(answers.allSatisfy { $0.seq != nil }, "a message was not stored")
+            for channel in 1...4 {
+                let seqs = answers.filter { $0.channel == "c\(channel)" }.compactMap(\.seq)
+                #expect(seqs == Array(1...Int64(seqs.count)), "c\(channel): seqs out of enqueue order")
+                #expect(try await store.historyAsync("c\(channel)", limit: 10_000).map(\.seq) == seqs)
+            }
+        }
+    }
+
     /// A retry through another node returns the message the first node stored.
     @Test func aClientMessageIdIsStoredOnceAcrossNodes() async throws {
         try await withDatabase { database in
