@@ -192,6 +192,86 @@ struct PostgresStoreTests {
         }
     }
 
+    /// The first of two overlapping batches is refused by the server (a trigger raises once,
+    /// after a pause that lets the next batch start and wait on its channel rows): the next
+    /// batch must not commit ahead of the first's retry. Every message is stored, seqs follow
+    /// enqueue order per channel, completions come in enqueue order. The channel rows are
+    /// held by another transaction until both batches are queued, so the second is pending
+    /// when the first gets its rows and starts beside it.
+    @Test func theBatchBehindARefusedOneWaitsForItsRetry() async throws {
+        try await withDatabase { database in
+            let store = try await open(database)
+            try await seed(store)
+            try await store.writeAsync(.createChannel(Fixture.group("c2", ["alice", "bob"])))
+            try await PostgresTestDatabase.withClient(url: database.url) { client in
+                for statement in [
+                    "CREATE SEQUENCE refusals",
+                    """
+                    CREATE FUNCTION refuse_once() RETURNS trigger AS $$
+                    BEGIN
+                        IF NEW.text = 'refuse me once' AND nextval('refusals') = 1 THEN
+                            PERFORM pg_sleep(0.3);
+                            RAISE EXCEPTION 'refused once for the test' USING ERRCODE = '40001';
+                        END IF;
+                        RETURN NEW;
+                    END $$ LANGUAGE plpgsql
+                    """,
+                    "CREATE TRIGGER refuse_once BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse_once()",
+                ] {
+                    try await client.query(PostgresQuery(unsafeSQL: statement), logger: Self.logger)
+                }
+            }
+            struct Answer { var number: Int; var channel: ChannelID; var seq: Int64? }
+            let answers = Mutex([Answer]())
+            let enqueued = Mutex(0)
+            @Sendable func enqueue(_ text: String, in channel: ChannelID) {
+                enqueued.withLock { number in
+                    let mine = number
+                    number += 1
+                    store.enqueue(.insertMessage(Fixture.message("m\(mine)", in: channel, from: "alice", text: text))) { result in
+                        var seq: Int64?
+                        if case .success(.message(let stored)) = result { seq = stored.seq }
+                        answers.withLock { $0.append(Answer(number: mine, channel: channel, seq: seq)) }
+                    }
+                }
+            }
+            let queued = Mutex(false)
+            try await PostgresTestDatabase.withClient(url: database.url) { client in
+                try await client.withConnection { connection in
+                    try await connection.query("BEGIN", logger: Self.logger)
+                    try await connection.query("SELECT 1 FROM channels WHERE id IN ('c1', 'c2') FOR UPDATE", logger: Self.logger)
+                    // The first batch: the refused message and others in c1 and c2; it waits for the rows.
+                    enqueue("refuse me once", in: "c1")
+                    for n in 0..<5 { enqueue("first \(n)", in: n % 2 == 0 ? "c1" : "c2") }
+                    try await Task.sleep(for: .milliseconds(150))
+                    // The next batch, pending when the first gets the rows.
+                    for n in 0..<10 { enqueue("next \(n)", in: n % 2 == 0 ? "c1" : "c2") }
+                    try await Task.sleep(for: .milliseconds(50))
+                    try await connection.query("COMMIT", logger: Self.logger)
+                    queued.withLock { $0 = true }
+                }
+            }
+            #expect(queued.withLock { $0 })
+            let started = ContinuousClock.now
+            while answers.withLock({ $0.count }) < 16, ContinuousClock.now - started < .seconds(20) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let all = answers.withLock { $0 }
+            #expect(all.count == 16)
+            #expect(all.map(\.number) == Array(0..<16), "completions out of enqueue order")
+            #expect(all.allSatisfy { $0.seq != nil }, "a message was not stored: \(all.map(\.seq))")
+            for channel in ["c1", "c2"] {
+                let seqs = all.filter { $0.channel == channel }.compactMap(\.seq)
+                #expect(seqs == Array(1...Int64(seqs.count)), "\(channel): seqs out of enqueue order: \(seqs)")
+                #expect(try await store.historyAsync(channel, limit: 100).map(\.seq) == seqs)
+            }
+            try await PostgresTestDatabase.withClient(url: database.url) { client in
+                let rows = try await client.query("SELECT last_value FROM refusals", logger: Self.logger)
+                for try await value in rows.decode(Int64.self) { #expect(value >= 2, "the trigger refused once, then let the retry in") }
+            }
+        }
+    }
+
     /// A retry through another node returns the message the first node stored.
     @Test func aClientMessageIdIsStoredOnceAcrossNodes() async throws {
         try await withDatabase { database in
