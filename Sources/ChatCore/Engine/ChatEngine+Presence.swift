@@ -6,7 +6,6 @@ extension ChatEngine {
         for target in targets where directory.users[target] == nil {
             throw ChatError(.userNotFound, "no user \(target)")
         }
-        defer { counters.presenceSubscriptions = presence.total }
         guard presence.subscribe(session, user: user, to: targets) else {
             throw ChatError(.badRequest, "at most \(PresenceSubscriptions.cap) presence subscriptions per connection")
         }
@@ -27,13 +26,11 @@ extension ChatEngine {
 
     public mutating func presenceUnsubscribe(session: SessionID, from targets: [UserID]) {
         presence.unsubscribe(session, from: targets)
-        counters.presenceSubscriptions = presence.total
     }
 
     /// The connection closed: its subscriptions end.
     public mutating func presenceSessionClosed(_ session: SessionID) {
         presence.remove(session)
-        counters.presenceSubscriptions = presence.total
     }
 
     /// `user` came online (its first live connection, on any node) or went offline (its

@@ -87,7 +87,9 @@ public struct ChatEngine: Sendable {
     /// Messages waiting for a predecessor, and the gap reads on their way (by channel).
     var heldMessages = HeldMessages()
     var gapReads: [WriteID: ChannelID] = [:]
-    var presence = PresenceSubscriptions()
+    var presence = PresenceSubscriptions() {
+        didSet { counters.presenceSubscriptions = presence.total }
+    }
     var typing = TypingStates()
     /// `channel.markRead` writes in flight (by write, and which member's is in flight), the
     /// marks asked for meanwhile, and when each reader's `channel.read` last went out.
