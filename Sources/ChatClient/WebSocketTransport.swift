@@ -19,9 +19,14 @@ public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
     }
 
     public func connect(to url: String) async throws -> any ChatTransportConnection {
-        let target = try WebSocketURL(url)
+        let target: WebSocketURL
+        do throws(WebSocketURL.ParseError) {
+            target = try WebSocketURL(url)
+        } catch {
+            throw ChatClientError(.connectionFailed, "not a ws:// or wss:// URL with a host and a valid port: \(url)")
+        }
         var context: TLSContext?
-        if target.tls {
+        if target.secure {
             if let tls {
                 context = tls
             } else {
@@ -38,45 +43,6 @@ public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
     }
 }
 
-/// Where a `ws://` or `wss://` URL points.
-struct WebSocketURL: Sendable {
-    var host: String
-    var port: Int
-    var tls: Bool
-    /// Path and query, e.g. `/v1/ws?token=…`.
-    var target: String
-
-    init(_ url: String) throws(ChatClientError) {
-        let rest: Substring
-        if url.hasPrefix("ws://") {
-            rest = url.dropFirst(5)
-            tls = false
-        } else if url.hasPrefix("wss://") {
-            rest = url.dropFirst(6)
-            tls = true
-        } else {
-            throw ChatClientError(.connectionFailed, "not a ws:// or wss:// URL: \(url)")
-        }
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        let after = rest.dropFirst(authority.count)
-        target = after.isEmpty ? "/" : (after.hasPrefix("?") ? "/" + after : String(after))
-        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
-            host = String(authority[..<colon])
-            guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else {
-                throw ChatClientError(.connectionFailed, "bad port in \(url)")
-            }
-            self.port = port
-        } else {
-            host = String(authority)
-            port = tls ? 443 : 80
-        }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { throw ChatClientError(.connectionFailed, "no host in \(url)") }
-    }
-
-    var hostHeader: String { (port == (tls ? 443 : 80)) ? host : "\(host):\(port)" }
-}
-
 /// One WebSocket on the loop: the upgrade, then text messages into `events`. Everything
 /// mutable is touched on the loop only.
 final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHandler, @unchecked Sendable {
@@ -84,7 +50,8 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
 
     let events: AsyncStream<TransportEvent>
     private let continuation: AsyncStream<TransportEvent>.Continuation
-    private let target: WebSocketURL
+    private let host: String
+    private let port: Int
     private let loop: EventLoop
     private var phase = Phase.connecting
     private var socket: SocketConnection?
@@ -96,9 +63,10 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
     private var closeCode: Int?
 
     init(target: WebSocketURL, loop: EventLoop) {
-        self.target = target
+        host = target.host
+        port = target.port(secure: target.secure)
         self.loop = loop
-        handshake = WebSocketClientHandshake(host: target.hostHeader, target: target.target)
+        handshake = WebSocketClientHandshake(host: WebSocketURL.hostHeader(host: host, port: port), target: target.target)
         (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self)
     }
 
@@ -107,10 +75,10 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
             loop.execute { [self] in
                 self.opened = opened
                 do {
-                    socket = try SocketConnection.connect(host: target.host, port: target.port, loop: loop, tls: tls,
+                    socket = try SocketConnection.connect(host: host, port: port, loop: loop, tls: tls,
                                                           handler: self)
                 } catch {
-                    fail(ChatClientError(.connectionFailed, "connect to \(target.host):\(target.port): \(error)"))
+                    fail(ChatClientError(.connectionFailed, "connect to \(host):\(port): \(error)"))
                 }
             }
         }
@@ -132,7 +100,7 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
     }
 
     /// Drops the TCP connection without a close frame, as a network failure would (tests).
-    public func dropForTesting() {
+    func dropForTesting() {
         loop.execute { [self] in socket?.closeNow() }
     }
 

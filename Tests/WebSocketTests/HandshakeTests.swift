@@ -157,3 +157,29 @@ private func upgrade(_ request: HTTPRequest, subprotocols: [String] = [], allowD
         #expect(upgrade(upgradeRequest())?.deflate == nil)
     }
 }
+
+/// `WebSocketURL`: the ws-URI of RFC 6455 §3 as the SDK and the load tool read it.
+@Suite("WebSocket URL")
+struct WebSocketURLTests {
+    @Test func hostPortSchemeAndTarget() throws {
+        let plain = try WebSocketURL("ws://127.0.0.1:8080/v1/ws?token=abc")
+        #expect([plain.host, plain.target] == ["127.0.0.1", "/v1/ws?token=abc"])
+        #expect(plain.port == 8080 && !plain.secure)
+        let secure = try WebSocketURL("wss://chat.example.com")
+        #expect([secure.host, secure.target] == ["chat.example.com", "/"])
+        #expect(secure.port == nil && secure.port(secure: true) == 443)
+        #expect(try WebSocketURL("ws://h?x=1").target == "/?x=1")
+        #expect(try WebSocketURL("ws://h").port(secure: true) == 443, "TLS asked for on a ws:// URI")
+        let v6 = try WebSocketURL("ws://[::1]:9000/p")
+        #expect([v6.host, v6.target] == ["::1", "/p"] && v6.port == 9000)
+        #expect(WebSocketURL.hostHeader(host: v6.host, port: 9000) == "[::1]:9000")
+        #expect(WebSocketURL.hostHeader(host: "localhost", port: 80) == "localhost:80")
+    }
+
+    @Test func refusals() {
+        #expect(throws: WebSocketURL.ParseError.scheme) { try WebSocketURL("http://h:1/") }
+        for bad in ["ws://:80/", "ws://h:0", "ws://h:65536", "ws://h:x", "ws://[::1", "ws://[::1]x", ""] where !bad.isEmpty {
+            #expect(throws: WebSocketURL.ParseError.hostOrPort, "\(bad)") { try WebSocketURL(bad) }
+        }
+    }
+}
