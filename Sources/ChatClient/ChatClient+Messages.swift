@@ -57,9 +57,9 @@ extension ChatClient {
     }
 
     private func readHistory(_ channelID: String, afterSeq: Int64) async {
-        let page: (messages: [Message], next: String?)
+        let page: Page<Message>
         do {
-            page = try await historyPage(channelID, afterSeq: afterSeq, limit: options.historyPageSize)
+            page = try await history(channelID, afterSeq: afterSeq, limit: options.historyPageSize)
         } catch {
             // The connection went (its reconnect catches up again) or the channel is gone.
             feeds[channelID]?.historyFailed()
@@ -67,7 +67,7 @@ extension ChatClient {
         }
         guard var feed = feeds[channelID] else { return }
         var deliver: [Message] = []
-        let action = feed.historyRead(page.messages, more: page.next != nil, deliver: &deliver)
+        let action = feed.historyRead(page.items, more: page.next != nil, deliver: &deliver)
         feeds[channelID] = feed
         hand(deliver, in: channelID)
         if let action { run(action, in: channelID) }
@@ -106,11 +106,6 @@ extension ChatClient {
         if let afterSeq { params["afterSeq"] = afterSeq }
         let page = try decode(MessagesPage.self, try await request("message.history", params))
         return Page(items: page.messages, next: page.next)
-    }
-
-    private func historyPage(_ channelID: String, afterSeq: Int64, limit: Int) async throws -> (messages: [Message], next: String?) {
-        let page = try await history(channelID, afterSeq: afterSeq, limit: limit)
-        return (page.items, page.next)
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
