@@ -219,8 +219,9 @@ public struct ChatDirectory: Sendable {
             requested.append(member)
         }
         if distinct {
+            // The backend (no creator) finds any distinct channel of these members; a user only one it is in.
             if let existing = distinctIndex[Self.distinctKey(requested)], let channel = channels[existing],
-               channel.members.contains(creator) {
+               creator.isEmpty || channel.members.contains(creator) {
                 return (channel, false)
             }
             if let existing = distinctIndex[Self.distinctKey(requested, seenBy: creator)], let channel = channels[existing] {

@@ -127,6 +127,25 @@ struct AdminAPITests {
         #expect(pair.json["isOneToOne"] as? Bool == true)
     }
 
+    @Test("POST /v1/admin/channels distinct: the same two users twice, in either order, get one channel, also one a user made")
+    func distinctChannelIsFoundAgain() async throws {
+        let gateway = try await TestGateway.chat()
+        try await gateway.createUsers(["ann", "ben", "cat"])
+        let first = try await gateway.admin("POST", "/v1/admin/channels", body: ["type": "group", "userIds": ["ann", "ben"], "distinct": true])
+        let again = try await gateway.admin("POST", "/v1/admin/channels", body: ["type": "group", "userIds": ["ben", "ann"], "distinct": true])
+        #expect(first.status == 200 && again.status == 200, "\(first.body) \(again.body)")
+        let id = try #require(first.json["id"] as? String)
+        #expect(again.json["id"] as? String == id)
+        // A distinct channel a user made is found by the backend too, and the other way round.
+        let cat = try await gateway.connect("cat")
+        let made = try #require(try cat.ok("channel.create", ["channelType": "group", "userIds": ["ann"], "distinct": true])["id"] as? String)
+        let found = try await gateway.admin("POST", "/v1/admin/channels", body: ["type": "group", "userIds": ["ann", "cat"], "distinct": true])
+        #expect(found.json["id"] as? String == made)
+        #expect(try cat.ok("channel.create", ["channelType": "group", "userIds": ["ann"], "distinct": true])["id"] as? String == made)
+        let ann = try await gateway.connect("ann")
+        #expect(try ann.ok("channel.create", ["channelType": "group", "userIds": ["ben"], "distinct": true])["id"] as? String == id)
+    }
+
     @Test("POST /v1/admin/users/{id}/deactivate closes live connections with 4002 and refuses new ones")
     func deactivate() async throws {
         let gateway = try await TestGateway.chat()
