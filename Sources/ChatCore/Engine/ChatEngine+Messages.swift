@@ -59,7 +59,8 @@ extension ChatEngine {
     /// the store first (`lookUpClientMessage`; answer with `clientMessageLookedUp`): a retry
     /// of a stored message gets that message and spends no rate. The message is stored, and
     /// on commit the sender gets `ok` and the channel `message.new`, both from one encoding
-    /// of the message; offline members get push events (§9).
+    /// of the message; offline members get push events (§9). A sender's sends are rated,
+    /// stored and answered in the order they arrived (`SendsInArrivalOrder`).
     public mutating func sendMessage(_ channelID: ChannelID, text: String, dataJSON: String?, clientMessageID: String?,
                                      from sender: UserID, device: String?, for requester: Requester,
                                      now: Milliseconds, monotonicNow: Milliseconds) -> [EngineEffect] {
@@ -74,7 +75,14 @@ extension ChatEngine {
         } catch {
             return [.reply(requester, .failure(error))]
         }
-        guard let clientMessageID else { return store(send, now: now, monotonicNow: monotonicNow) }
+        guard let clientMessageID else {
+            if pendingSends.isEmpty(for: sender) && !asksSharedRate {
+                let user = number(for: sender)
+                return store(send, rate: userMessageRates?.take(user, now: monotonicNow), now: now)
+            }
+            pendingSends.append(nextWriteID(), send, .ready)
+            return drainSends(of: sender, now: now, monotonicNow: monotonicNow)
+        }
         let key = ClientMessageKey(sender: sender, clientMessageID: clientMessageID)
         if clientMessages[key] != nil {
             // The same send is already being looked up or stored: answer with its outcome.
@@ -83,51 +91,75 @@ extension ChatEngine {
         }
         clientMessages[key] = []
         let lookup = nextWriteID()
-        clientMessageLookups[lookup] = send
+        pendingSends.append(lookup, send, .lookingUp)
         return [.lookUpClientMessage(lookup, sender: sender, clientMessageID: clientMessageID)]
     }
 
     /// The store's answer to `lookUpClientMessage`.
     public mutating func clientMessageLookedUp(_ lookup: WriteID, _ result: ClientMessageLookup, now: Milliseconds,
                                                monotonicNow: Milliseconds) -> [EngineEffect] {
-        guard let send = clientMessageLookups.removeValue(forKey: lookup), let clientMessageID = send.clientMessageID else { return [] }
-        let key = ClientMessageKey(sender: send.sender, clientMessageID: clientMessageID)
+        let stage: SendsInArrivalOrder.Stage
         switch result {
-        case .found(let stored):
-            let json = Self.encode(stored)
-            return [.reply(send.requester, .result(json))] + settle(key, with: .result(json))
-        case .notFound:
-            // The channel may have changed while the store was read.
-            do throws(ChatError) {
-                _ = try directory.memberChannel(send.channelID, of: send.sender)
-            } catch {
-                return [.reply(send.requester, .failure(error))] + settle(key, with: .failure(error))
-            }
-            return store(send, now: now, monotonicNow: monotonicNow)
-        case .failed:
-            let error = ChatError(.internalError, "storage failed; retry")
-            return [.reply(send.requester, .failure(error))] + settle(key, with: .failure(error))
+        case .found(let stored): stage = .answered(.result(Self.encode(stored)))
+        case .notFound: stage = .ready
+        case .failed: stage = .answered(.failure(ChatError(.internalError, "storage failed; retry")))
         }
-    }
-
-    private mutating func store(_ send: MessageSend, now: Milliseconds, monotonicNow: Milliseconds) -> [EngineEffect] {
-        if settings.sharedUserRate, let limiter = userMessageRates {
-            let check = nextWriteID()
-            rateChecks[check] = send
-            return [.takeRate(check, user: send.sender, ratePerSecond: limiter.ratePerSecond, burst: limiter.burst, now: now)]
-        }
-        let sender = number(for: send.sender)
-        return store(send, rate: userMessageRates?.take(sender, now: monotonicNow), now: now)
+        guard let sender = pendingSends.update(lookup, to: stage) else { return [] }
+        return drainSends(of: sender, now: now, monotonicNow: monotonicNow)
     }
 
     /// The shared limiter's answer to `takeRate`; nil when it could not answer (this node's
     /// own limiter decides then).
     public mutating func rateTaken(_ check: WriteID, _ decision: TokenBucketLimiter<UserNumber>.Decision?, now: Milliseconds,
                                    monotonicNow: Milliseconds) -> [EngineEffect] {
-        guard let send = rateChecks.removeValue(forKey: check) else { return [] }
-        let sender = number(for: send.sender)
-        let decided = decision ?? userMessageRates?.take(sender, now: monotonicNow)
-        return store(send, rate: decided, now: now)
+        guard let sender = pendingSends.update(check, to: .rated(decision)) else { return [] }
+        return drainSends(of: sender, now: now, monotonicNow: monotonicNow)
+    }
+
+    /// The per-user rate is on and counted outside this node (cluster mode).
+    private var asksSharedRate: Bool { settings.sharedUserRate && userMessageRates != nil }
+
+    /// Settles the sender's queued sends from the oldest while they can be, then asks the
+    /// shared rate for those that may ask now.
+    private mutating func drainSends(of sender: UserID, now: Milliseconds, monotonicNow: Milliseconds) -> [EngineEffect] {
+        var effects: [EngineEffect] = []
+        draining: while let head = pendingSends.head(of: sender) {
+            let send = head.send
+            let key = send.clientMessageID.map { ClientMessageKey(sender: sender, clientMessageID: $0) }
+            switch head.stage {
+            case .lookingUp, .rating:
+                break draining
+            case .ready where asksSharedRate:
+                break draining
+            case .answered(let reply):
+                effects.append(.reply(send.requester, reply))
+                if let key { effects += settle(key, with: reply) }
+            case .ready, .rated:
+                // The channel may have changed while the send waited.
+                do throws(ChatError) {
+                    _ = try directory.memberChannel(send.channelID, of: sender)
+                } catch {
+                    effects.append(.reply(send.requester, .failure(error)))
+                    if let key { effects += settle(key, with: .failure(error)) }
+                    pendingSends.removeHead(of: sender)
+                    continue draining
+                }
+                var decision: TokenBucketLimiter<UserNumber>.Decision?
+                if case .rated(let shared) = head.stage { decision = shared }
+                if decision == nil {
+                    let user = number(for: sender)
+                    decision = userMessageRates?.take(user, now: monotonicNow)
+                }
+                effects += store(send, rate: decision, now: now)
+            }
+            pendingSends.removeHead(of: sender)
+        }
+        if asksSharedRate, let limiter = userMessageRates {
+            for entry in pendingSends.takeRatesToAsk(of: sender) {
+                effects.append(.takeRate(entry.ticket, user: sender, ratePerSecond: limiter.ratePerSecond, burst: limiter.burst, now: now))
+            }
+        }
+        return effects
     }
 
     private mutating func store(_ send: MessageSend, rate: TokenBucketLimiter<UserNumber>.Decision?,

@@ -50,6 +50,16 @@ final class ChatClient {
         return replies
     }
 
+    /// The next `count` replies in the order they arrived (events are kept).
+    func repliesInArrivalOrder(count: Int) throws -> [[String: Any]] {
+        var replies: [[String: Any]] = []
+        while replies.count < count {
+            let frame = try nextFrame()
+            if frame["type"] as? String == "event" { events.append(frame) } else { replies.append(frame) }
+        }
+        return replies
+    }
+
     /// Sends raw text and returns the next reply, whatever its id.
     func sendRaw(_ text: String) throws -> [String: Any] {
         try connection.sendText(text)
