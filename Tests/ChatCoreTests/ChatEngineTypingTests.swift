@@ -35,6 +35,29 @@ struct ChatEngineTypingTests {
         #expect(engine.writesInFlight == 0, "nothing is stored")
     }
 
+    @Test("typing.stop does not reset the interval: start/stop alternating at 45 a second for 3 s forwards two starts and two stops")
+    func stopDoesNotResetTheInterval() {
+        var engine = Self.engine()
+        var forwarded: [String] = []
+        var now: Int64 = 0
+        var answered = 0
+        while now < 3_000 {
+            let start = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: now)
+            let stop = engine.typingStop("g", from: "a", session: 1, for: Self.requester)
+            forwarded += Self.events(start) + Self.events(stop)
+            answered += start.replies.count + stop.replies.count
+            now += 44
+        }
+        #expect(forwarded == ["start", "stop", "start", "stop"])
+        #expect(answered == 2 * 69, "every request is answered")
+        // A start held back after a stop makes the user typing unannounced: it ends silently.
+        _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 4_100)
+        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester)) == ["stop"])
+        #expect(Self.events(engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 4_200)).isEmpty)
+        #expect(engine.typingDue("g", user: "a", monotonicNow: 14_200).isEmpty, "never announced: no stop")
+        #expect(Self.events(engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 14_300)) == ["start"])
+    }
+
     @Test func endsWithStopWithTenQuietSecondsOrWithAMessage() {
         var engine = Self.engine()
         _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)

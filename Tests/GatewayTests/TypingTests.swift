@@ -29,6 +29,28 @@ struct TypingTests {
         #expect(try bob.errorCode("typing.start", ["channelId": "c_nope"]) == "ERR_CHANNEL_NOT_FOUND")
     }
 
+    @Test("start/stop alternating at 45 requests a second for 3 s: two typing.start reach the others, every request answered")
+    func stopDoesNotResetTheForwardingInterval() async throws {
+        let gateway = try await TestGateway.chat()
+        let alice = try await gateway.connect("alice")
+        let bob = try await gateway.connect("bob")
+        let channel = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob"]])["id"] as? String)
+        _ = try bob.nextEvent("channel.updated")
+        // Each request is answered before the clock moves on (the gateway reads it when it decides).
+        for _ in 0..<68 {
+            #expect(try bob.ok("typing.start", ["channelId": channel]).isEmpty)
+            #expect(try bob.ok("typing.stop", ["channelId": channel]).isEmpty)
+            gateway.clock.advance(by: 44)
+        }
+        // A message after them all: what reached alice before it is everything the requests sent.
+        _ = try bob.send(channel, "marker")
+        _ = try alice.nextEvent("message.new")
+        let starts = alice.takeBufferedEvents("typing.start")
+        let stops = alice.takeBufferedEvents("typing.stop")
+        #expect(starts.count == 2, "\(starts.count) typing.start forwarded")
+        #expect(stops.count == 2, "\(stops.count) typing.stop forwarded")
+    }
+
     @Test(arguments: [DeliveryPolicy.Mode.standard, .strict])
     func aBlockedUsersTypingNeverReachesTheBlocker(mode: DeliveryPolicy.Mode) async throws {
         let gateway = try await TestGateway.chat { _, chat in chat.service.blockingMode = mode }
