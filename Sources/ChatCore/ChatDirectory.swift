@@ -20,6 +20,16 @@ public struct ChatDirectory: Sendable {
     public private(set) var membershipRevision: UInt64 = 0
     /// Each member's read mark and what after it does not count as unread (§14).
     public private(set) var reads = ReadStates()
+    /// Strict mode only: what each channel's senders sent, so that counts and `lastMessage`
+    /// follow the block relations as they stand now, as history does (§5).
+    public private(set) var messagesBySender: MessagesBySender?
+
+    /// Strict mode: a blocked pair (either way) does not see each other's messages at all,
+    /// so each view subtracts the other's messages as they stand now.
+    public var isStrict: Bool {
+        get { messagesBySender != nil }
+        set { if newValue != isStrict { messagesBySender = newValue ? MessagesBySender() : nil } }
+    }
 
     public init() {}
 
@@ -29,34 +39,46 @@ public struct ChatDirectory: Sendable {
                               lastVisible: [(viewer: UserID, message: Message)], blocks: [(blocker: UserID, blocked: UserID)],
                               readMarks: [ReadMark] = [], messagesAfterMarks: [MessageHeader] = [],
                               blockingMode: DeliveryPolicy.Mode = .standard) {
+        isStrict = blockingMode == .strict
         for user in users { self.users[user.id] = user }
         sortedUserIDs = self.users.keys.sorted()
-        for message in lastMessages { lastMessage[message.channelID] = message }
+        for message in lastMessages {
+            lastMessage[message.channelID] = message
+            messagesBySender?.recordNewest(message)
+        }
         for channel in channels { insert(channel) }
         for message in lastMessages {
             if let hidden = message.hiddenFrom { self.lastVisible[message.channelID, default: [:]][hidden] = .some(nil) }
         }
-        for (viewer, message) in lastVisible { self.lastVisible[message.channelID, default: [:]][viewer] = message }
+        for (viewer, message) in lastVisible {
+            self.lastVisible[message.channelID, default: [:]][viewer] = message
+            messagesBySender?.recordNewest(message)
+        }
         for (blocker, blocked) in blocks { self.blocks.block(blocker, blocked) }
         for mark in readMarks { reads.load(mark.userID, channel: mark.channelID, lastReadSeq: mark.lastReadSeq) }
         for header in messagesAfterMarks {
-            reads.uncounted(header.seq, channel: header.channelID,
-                            for: uncountedMembers(sender: header.senderID, hiddenFrom: header.hiddenFrom,
-                                                  in: header.channelID, mode: blockingMode))
+            reads.uncounted(header.seq, channel: header.channelID, for: Self.uncountedMembers(sender: header.senderID,
+                                                                                          hiddenFrom: header.hiddenFrom))
+            messagesBySender?.record(header)
         }
     }
 
-    /// Who a message does not count as unread for: its sender, the member it is stored hidden
-    /// from, and in strict mode every member blocked with the sender (as they stand now).
-    private func uncountedMembers(sender: UserID, hiddenFrom: UserID?, in channelID: ChannelID,
-                                  mode: DeliveryPolicy.Mode) -> Set<UserID> {
-        var users: Set<UserID> = [sender]
-        if let hiddenFrom { users.insert(hiddenFrom) }
-        if mode == .strict {
-            users.formUnion(blocks.blockers(of: sender))
-            users.formUnion(blocks.blocked(by: sender))
-        }
-        return users
+    /// Who a message never counts as unread for: its sender and the member it is stored hidden
+    /// from. (In strict mode the members blocked with its sender do not count it either, as
+    /// long as the block stands: `readState` subtracts those.)
+    private static func uncountedMembers(sender: UserID, hiddenFrom: UserID?) -> [UserID] {
+        if let hiddenFrom { return [sender, hiddenFrom] }
+        return [sender]
+    }
+
+    /// Strict mode, at start-up: a stored message that may be its sender's newest in its channel.
+    public mutating func recordSenderNewest(_ message: Message) {
+        messagesBySender?.recordNewest(message)
+    }
+
+    /// Users blocked with `user` either way (strict mode's cut).
+    public func blockedEitherWay(with user: UserID) -> Set<UserID> {
+        blocks.blockers(of: user).union(blocks.blocked(by: user))
     }
 
     private mutating func insert(_ channel: Channel) {
@@ -363,6 +385,14 @@ public struct ChatDirectory: Sendable {
     /// they saw before.
     public mutating func record(_ message: Message, hiddenFor: Set<UserID> = []) {
         let channel = message.channelID
+        if messagesBySender != nil {
+            // Strict mode: views are derived from the relations at view time.
+            messagesBySender?.record(message)
+            lastMessage[channel] = message
+            reads.uncounted(message.seq, channel: channel, for: Self.uncountedMembers(sender: message.senderID,
+                                                                                  hiddenFrom: message.hiddenFrom))
+            return
+        }
         var hidden = hiddenFor
         if let stored = message.hiddenFrom { hidden.insert(stored) }
         var next: [UserID: Message?] = [:]
@@ -382,8 +412,14 @@ public struct ChatDirectory: Sendable {
 
     /// `lastReadSeq` and `unreadCount` of a channel as `viewer` sees them (§14).
     public func readState(of channelID: ChannelID, for viewer: UserID) -> (lastReadSeq: Int64, unreadCount: Int64) {
-        (reads.lastReadSeq(of: viewer, in: channelID),
-         reads.unreadCount(of: viewer, in: channelID, newestSeq: lastMessage[channelID]?.seq ?? 0))
+        let lastRead = reads.lastReadSeq(of: viewer, in: channelID)
+        var unread = reads.unreadCount(of: viewer, in: channelID, newestSeq: lastMessage[channelID]?.seq ?? 0)
+        if let messagesBySender, unread > 0 {
+            for other in blockedEitherWay(with: viewer) where other != viewer {
+                unread -= messagesBySender.count(of: other, in: channelID, after: lastRead)
+            }
+        }
+        return (lastRead, max(0, unread))
     }
 
     /// The channel's newest message, whoever may see it.
@@ -396,6 +432,12 @@ public struct ChatDirectory: Sendable {
 
     /// The newest message `viewer` can see in a channel.
     public func lastMessage(of channelID: ChannelID, for viewer: UserID) -> Message? {
+        if let messagesBySender {
+            guard let newest = lastMessage[channelID] else { return nil }
+            let cut = blockedEitherWay(with: viewer)
+            if newest.senderID == viewer || (newest.hiddenFrom != viewer && !cut.contains(newest.senderID)) { return newest }
+            return messagesBySender.newestVisible(in: channelID, to: viewer, hides: cut.contains)
+        }
         if let fallback = lastVisible[channelID]?[viewer] { return fallback }
         return lastMessage[channelID]
     }

@@ -50,8 +50,9 @@ extension ChatEngine {
         return [.publishToSessions(sessions, payload: payload)]
     }
 
-    /// Strict mode: a blocked pair, either way, sees each other offline.
-    private func hidesPresence(of target: UserID, from viewer: UserID) -> Bool {
+    /// Strict mode: a blocked pair, either way, sees each other as a user who never
+    /// connected (offline, `lastSeenAt` 0), in presence and in every user view.
+    func hidesPresence(of target: UserID, from viewer: UserID) -> Bool {
         settings.blockingMode == .strict
             && (directory.blocks.hasBlocked(viewer, target) || directory.blocks.hasBlocked(target, viewer))
     }

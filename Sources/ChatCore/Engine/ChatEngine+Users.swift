@@ -139,10 +139,14 @@ extension ChatEngine {
         return effects
     }
 
-    /// How `viewer` sees `user` (PROTOCOL.md §3): online, and the block flags §5 allows.
+    /// How `viewer` sees `user` (PROTOCOL.md §3): online, and the block flags §5 allows;
+    /// in strict mode a blocked pair sees each other's presence as never connected (§14).
     public func userView(_ user: User, for viewer: UserID) -> WireEncoding.UserView {
-        WireEncoding.UserView(
-            user: user, online: directory.isOnline(user.id),
+        let hidden = user.id != viewer && hidesPresence(of: user.id, from: viewer)
+        var shown = user
+        if hidden { shown.lastSeenAt = 0 }
+        return WireEncoding.UserView(
+            user: shown, online: !hidden && directory.isOnline(user.id),
             blockedByMe: directory.blocks.hasBlocked(viewer, user.id),
             hasBlockedMe: settings.revealBlockedBy ? directory.blocks.hasBlocked(user.id, viewer) : nil)
     }

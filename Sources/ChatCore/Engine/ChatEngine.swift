@@ -69,17 +69,15 @@ public struct ChatEngine: Sendable {
     var usersWaiting: [UserID: [UserRequest]] = [:]
     var usersUnsaved: Set<UserID> = []
 
-    /// Messages: sends being stored, `clientMessageId` lookups in flight and the retries
-    /// waiting for them, the §6 limits, the block relations per sender, dense user numbers.
+    /// Messages: sends being stored, sends waiting for their lookup or rate, the retries
+    /// waiting for a send of the same `clientMessageId`, the §6 limits, the block relations per sender, dense user numbers.
     var messageWrites = WritesInOrder<MessageSend>()
-    var clientMessageLookups: [WriteID: MessageSend] = [:]
+    var pendingSends = SendsInArrivalOrder()
     var clientMessages: [ClientMessageKey: [Requester]] = [:]
     var userMessageRates: TokenBucketLimiter<UserNumber>?
     var openChannelRates: SlidingWindowLimiter<ChannelID>?
     /// Users whose last send was refused (their next refusal is not logged again).
     var limitedUsers: Set<UserID> = []
-    /// Sends waiting for the shared limiter's answer, by check.
-    var rateChecks: [WriteID: MessageSend] = [:]
     var relationsCache = SenderRelationsCache()
     var userNumbers: [UserID: UserNumber] = [:]
     /// `message.history` pages being read, by read.
@@ -102,6 +100,7 @@ public struct ChatEngine: Sendable {
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),
                 settings: Settings = Settings()) {
         self.directory = directory
+        self.directory.isStrict = settings.blockingMode == .strict
         self.settings = settings
         self.cursors = cursors
         if settings.userMessagesPerSecond > 0 {

@@ -97,30 +97,23 @@ final class ChatService: @unchecked Sendable {
         if settings.blockingMode == .strict { try restoreStrictChannelLists() }
     }
 
-    /// Strict mode keeps a channel's newest message out of the lists of members
-    /// blocked with its sender; the store only records 1-to-1 hiding, so at start
-    /// the last message each such member may see is looked up again (the newest
-    /// visible among the channel's last 100).
+    /// Strict mode derives each member's `lastMessage` from the newest message of every sender
+    /// the member is not blocked with (`MessagesBySender`); the snapshot holds only each
+    /// channel's newest, so for channels where two members are blocked with each other the
+    /// newest messages are read again (the newest of each sender among the last 200).
     private func restoreStrictChannelLists() throws(StoreError) {
-        for channel in directory.channels.values {
-            guard let newest = directory.newestMessage(of: channel.id) else { continue }
-            for member in channel.members where member != newest.senderID {
-                let relation = engine.relation(sender: newest.senderID, recipient: member)
-                guard !DeliveryPolicy.movesChannelList(kind: channel.kind, mode: .strict, relation: relation) else { continue }
-                let recent = try recentMessages(channel.id, viewer: member)
-                let visible = recent.last { message in
-                    DeliveryPolicy.movesChannelList(kind: channel.kind, mode: .strict,
-                                                    relation: engine.relation(sender: message.senderID, recipient: member))
-                }
-                directory.setLastVisible(visible, of: channel.id, for: member)
-            }
+        for channel in directory.channels.values where directory.newestMessage(of: channel.id) != nil {
+            let members = Set(channel.members)
+            guard members.contains(where: { !directory.blockedEitherWay(with: $0).isDisjoint(with: members) }) else { continue }
+            // No viewer: messages stored hidden from a member are read too (their senders see them).
+            for message in try recentMessages(channel.id, viewer: "") { directory.recordSenderNewest(message) }
         }
     }
 
     private func recentMessages(_ channelID: ChannelID, viewer: UserID) throws(StoreError) -> [Message] {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<[Message], StoreError>>(.success([]))
-        store.history(channelID: channelID, viewer: viewer, beforeSeq: nil, afterSeq: nil, limit: 100) { outcome in
+        store.history(channelID: channelID, viewer: viewer, beforeSeq: nil, afterSeq: nil, limit: 200) { outcome in
             result.withLock { $0 = outcome }
             done.signal()
         }
