@@ -142,6 +142,8 @@ public enum RequestDecoder {
 }
 
 /// Typed access to request fields; a present field of the wrong type is ERR_BAD_REQUEST.
+/// No string may hold U+0000: PostgreSQL cannot store it in text, and the gateway refuses
+/// it on both backends alike, in every field, before anything is written.
 public struct JSONFields: Sendable {
     public let object: JSONObject
 
@@ -152,13 +154,19 @@ public struct JSONFields: Sendable {
     public func string(_ name: String) throws(ChatError) -> String? {
         switch object[name] {
         case nil, .null?: return nil
-        case .string(let value)?: return value
+        case .string(let value)?: return try Self.storable(value, name)
         default: throw ChatError(.badRequest, "field \(name) must be a string")
         }
     }
 
     public func requiredString(_ name: String) throws(ChatError) -> String {
         guard let value = try string(name) else { throw ChatError(.badRequest, "missing field \(name)") }
+        return value
+    }
+
+    /// `value` unless it holds U+0000.
+    static func storable(_ value: String, _ name: String) throws(ChatError) -> String {
+        if value.utf8.contains(0) { throw ChatError(.badRequest, "field \(name) must not contain U+0000") }
         return value
     }
 
@@ -196,7 +204,7 @@ public struct JSONFields: Sendable {
                 guard case .string(let value) = element else {
                     throw ChatError(.badRequest, "field \(name) must be an array of strings")
                 }
-                result.append(value)
+                result.append(try Self.storable(value, name))
             }
             return result
         default:
@@ -213,7 +221,7 @@ public struct JSONFields: Sendable {
                 guard case .string(let text) = value else {
                     throw ChatError(.badRequest, "field \(name) must map strings to strings")
                 }
-                result[key] = text
+                result[try Self.storable(key, name)] = try Self.storable(text, name)
             }
             return result
         default:

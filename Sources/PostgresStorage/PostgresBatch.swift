@@ -75,6 +75,30 @@ struct PostgresBatch {
         return results
     }
 
+    /// `apply`, each write in a savepoint of its own: a write the server refuses fails
+    /// alone and the others commit. For the retry of a batch the server refused as a whole,
+    /// so that no write fails because of another's (an invalid byte in one message, say).
+    mutating func applyEach(_ writes: [StoreWrite?]) async throws -> [Result<StoreWriteResult, StoreError>] {
+        var results: [Result<StoreWriteResult, StoreError>] = []
+        results.reserveCapacity(writes.count)
+        for write in writes {
+            guard write != nil else {
+                results.append(.success(.done))
+                continue
+            }
+            try await connection.query("SAVEPOINT each_write", logger: logger)
+            do {
+                let result = try await apply([write]).first ?? .success(.done)
+                try await connection.query("RELEASE SAVEPOINT each_write", logger: logger)
+                results.append(result)
+            } catch let error as PSQLError where error.code == .server {
+                try await connection.query("ROLLBACK TO SAVEPOINT each_write", logger: logger)
+                results.append(.failure(StoreError(PostgresErrors.describe(error))))
+            }
+        }
+        return results
+    }
+
     // MARK: messages
 
     private mutating func insert(_ run: [(index: Int, message: Message)]) async throws

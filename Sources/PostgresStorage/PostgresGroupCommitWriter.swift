@@ -24,8 +24,10 @@ import Storage
 /// before it, and completions are called in enqueue order across both.
 ///
 /// Failures: a batch the server refuses as a whole (a `clientMessageId` stored by
-/// another node after the lookup, a deadlock with another node) is rolled back and
-/// run once more; a second refusal, a lost connection, or no connection within
+/// another node after the lookup, a deadlock with another node, a value one write
+/// carries that the server will not store) is rolled back and run once more, each
+/// write in a savepoint of its own, so that a write the server refuses again fails
+/// alone; a second refusal of the whole, a lost connection, or no connection within
 /// `connectionWait`, fails every write of the batch (the engine answers
 /// `ERR_INTERNAL`, never a false `ok`). A batch whose COMMIT was sent when the
 /// connection broke may have committed: a retry with the same `clientMessageId`
@@ -116,9 +118,11 @@ final class PostgresGroupCommitWriter: Sendable {
         }
         var predecessor = predecessor
         var attempt = 0
+        /// After a refusal: each write in its own savepoint.
+        var isolated = false
         while true {
             attempt += 1
-            let (after, alsoLock) = (predecessor, predecessor?.lockedChannels.current ?? [])
+            let (after, alsoLock, isolate) = (predecessor, predecessor?.lockedChannels.current ?? [], isolated)
             do {
                 let results = try await withConnection { connection in
                     try await connection.query("BEGIN", logger: self.logger)
@@ -127,7 +131,7 @@ final class PostgresGroupCommitWriter: Sendable {
                                                   strictBlocking: self.strictBlocking)
                         batch.alsoLock = alsoLock
                         batch.channelsLocked = { current.lockedChannels.set($0) }
-                        let results = try await batch.apply(writes)
+                        let results = isolate ? try await batch.applyEach(writes) : try await batch.apply(writes)
                         if let after, await !after.firstAttemptCommitted.value { throw PredecessorRolledBack() }
                         try await connection.query("COMMIT", logger: self.logger)
                         return results
@@ -150,6 +154,7 @@ final class PostgresGroupCommitWriter: Sendable {
                 let description = PostgresErrors.describe(error)
                 if attempt == 1, PostgresErrors.isServerRefusal(error) {
                     logger.notice("store.batch_retried", metadata: ["writes": "\(writes.count)", "error": "\(description)"])
+                    isolated = writes.count > 1
                     continue
                 }
                 let failure = StoreError("batch of \(writes.count) writes rolled back: \(description)")

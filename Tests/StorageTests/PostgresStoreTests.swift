@@ -113,6 +113,36 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A value the server will not store (U+0000 in text: the request decoder refuses it, this
+    /// is the store's own guard) fails its own write only: the batch it shared with 39 honest
+    /// writes in four channels is retried with each write on its own.
+    @Test func aWriteTheServerRefusesFailsAloneNotItsBatch() async throws {
+        try await withDatabase { database in
+            let store = try await open(database)
+            try await seed(store)
+            for channel in 2...4 { try await store.writeAsync(.createChannel(Fixture.group("c\(channel)", ["alice", "bob"]))) }
+            let answers = Mutex([Int: Bool]())
+            for n in 0..<40 {
+                var message = Fixture.message("m\(n)", in: "c\(n % 4 + 1)", from: "alice")
+                if n == 17 { message.text = "a\u{0}b" }
+                store.enqueue(.insertMessage(message)) { result in
+                    answers.withLock { $0[n] = (try? result.get()) != nil }
+                }
+            }
+            let started = ContinuousClock.now
+            while answers.withLock({ $0.count }) < 40, ContinuousClock.now - started < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let stored = answers.withLock { $0 }
+            #expect(stored.count == 40)
+            #expect(stored.filter { !$0.value }.map(\.key) == [17], "only the bad write fails")
+            for channel in 1...4 {
+                let seqs = try await store.historyAsync("c\(channel)", limit: 100).map(\.seq)
+                #expect(seqs == Array(1...Int64(seqs.count)), "c\(channel): \(seqs)")
+            }
+        }
+    }
+
     /// Two nodes on one database, writing into the same channels at once.
     @Test func twoNodesNeverShareASeq() async throws {
         try await withDatabase { database in

@@ -62,6 +62,10 @@ final class TokenAuthority: Sendable {
         guard Self.isValidUserID(payload.sub.value) else {
             return .failure(ChatError(.notLoggedIn, "token sub must be 1-128 characters of [A-Za-z0-9_.@-]"))
         }
+        // The profile claims are stored like any other string: no U+0000 (RequestDecoder's rule).
+        if [payload.name, payload.image].contains(where: { $0?.utf8.contains(0) == true }) {
+            return .failure(ChatError(.notLoggedIn, "token name and image must not contain U+0000"))
+        }
         let expSeconds = payload.exp.value.timeIntervalSince1970
         // `exp` is in seconds (RFC 7519 §2); a value past year 9999 is not one (nanoseconds, say)
         // and would overflow the milliseconds the gateway keeps.
