@@ -51,8 +51,10 @@ public enum WireEncoding {
         w.endObject()
     }
 
-    public static func write(_ channel: Channel, lastMessage: Message?, lastActivityAt: Milliseconds, lastReadSeq: Int64 = 0,
-                             unreadCount: Int64 = 0, to w: inout JSONWriter) {
+    /// A channel (§3). `memberCount` is how many members it has, which `channel.members` may
+    /// not list in full (an open channel lists only its viewer).
+    public static func write(_ channel: Channel, memberCount: Int? = nil, lastMessage: Message?, lastActivityAt: Milliseconds,
+                             lastReadSeq: Int64 = 0, unreadCount: Int64 = 0, to w: inout JSONWriter) {
         w.beginObject()
         w.key("id"); w.string(channel.id)
         w.key("type"); w.string(channel.type.rawValue)
@@ -61,6 +63,7 @@ public enum WireEncoding {
         w.beginArray()
         for member in channel.members { w.string(member) }
         w.endArray()
+        w.key("memberCount"); w.int(Int64(memberCount ?? channel.members.count))
         w.key("distinct"); w.bool(channel.distinct)
         w.key("isOneToOne"); w.bool(channel.isOneToOne)
         w.key("pushFromBlockedUsers"); w.bool(channel.pushFromBlockedUsers)

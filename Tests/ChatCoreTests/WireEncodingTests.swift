@@ -94,8 +94,9 @@ struct WireEncodingTests {
         let value = try written {
             WireEncoding.write(channel, lastMessage: nil, lastActivityAt: 100, lastReadSeq: 3, unreadCount: 2, to: &$0)
         }
-        #expect(value.keys == ["id", "type", "name", "members", "distinct", "isOneToOne", "pushFromBlockedUsers",
+        #expect(value.keys == ["id", "type", "name", "members", "memberCount", "distinct", "isOneToOne", "pushFromBlockedUsers",
                                "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount"])
+        #expect(value["memberCount"] == .number("2"))
         #expect(value["lastReadSeq"] == .number("3"))
         #expect(value["unreadCount"] == .number("2"))
         #expect(value["id"] == .string("c_42"))

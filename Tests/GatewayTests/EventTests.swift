@@ -78,14 +78,17 @@ struct EventTests {
         }
         #expect(try dave.takeEvents("channel.updated").isEmpty)
 
-        // join (open channel): participants see the newcomer.
+        // join (open channel): the newcomer's other connections hear of it, the participants do not
+        // (a count, not a list: OpenChannelFanOutTests).
         let open = try #require(try alice.ok("channel.create", ["channelType": "open", "name": "lobby"])["id"] as? String)
+        let daveOther = try await gateway.connect("dave", query: "&device=other")
         _ = try dave.ok("channel.join", ["channelId": open])
-        var data = try #require(try alice.nextEvent("channel.updated")["data"] as? [String: Any])
-        while data["id"] as? String != open {
-            data = try #require(try alice.nextEvent("channel.updated")["data"] as? [String: Any])
-        }
-        #expect(data["members"] as? [String] == ["alice", "dave"])
+        let data = try #require(try daveOther.nextEvent("channel.updated")["data"] as? [String: Any])
+        #expect(data["id"] as? String == open)
+        #expect(data["members"] as? [String] == ["dave"] && data["memberCount"] as? Int == 2)
+        _ = try dave.send(open, "hello lobby")
+        _ = try alice.nextEvent("message.new")
+        #expect(!alice.takeBufferedEvents("channel.updated").contains { ($0["data"] as? [String: Any])?["id"] as? String == open })
     }
 
     @Test("session.expiring 60 s before exp, then close 4001 at exp (manual clock)", arguments: [false, true])

@@ -149,12 +149,15 @@ extension ChatEngine {
             directory.install(channel)
             if !write.added.isEmpty { effects.append(.addToChannel(write.added, channel.id)) }
             if !write.removed.isEmpty { effects.append(.removeFromChannel(write.removed, channel.id)) }
+            // In an open channel a join or leave is told only to whoever joined (their other
+            // connections): what one participant's request sends to others stays bounded.
+            let told = channel.type == .open && !(write.added.isEmpty && write.removed.isEmpty) ? write.added : channel.members
             if let viewer = write.viewer {
                 effects.append(.reply(write.requester, .result(encode(channel, for: viewer))))
-                effects += announce(channel, excluding: write.requester.session)
+                effects += announce(channel, to: told, excluding: write.requester.session)
             } else {
                 effects.append(.reply(write.requester, .result(Self.emptyObject)))
-                effects += announce(channel, excluding: nil)
+                effects += announce(channel, to: told, excluding: nil)
             }
         }
         // The requests that waited for this channel, in order; the first to write makes
@@ -172,11 +175,16 @@ extension ChatEngine {
     }
 
     /// A channel as `viewer` sees it (PROTOCOL.md §3), with its last message and read state
-    /// for that viewer.
+    /// for that viewer. An open channel lists no participant but the viewer (and all of them
+    /// to the backend, viewer ""): its size is `memberCount`, so that no participant list
+    /// travels to every participant.
     public func encode(_ channel: Channel, for viewer: UserID) -> [UInt8] {
         var w = JSONWriter()
         let read = directory.readState(of: channel.id, for: viewer)
-        WireEncoding.write(channel.seen(by: viewer), lastMessage: directory.lastMessage(of: channel.id, for: viewer),
+        var shown = channel.seen(by: viewer)
+        let memberCount = shown.members.count
+        if channel.type == .open && !viewer.isEmpty { shown.members = shown.members.contains(viewer) ? [viewer] : [] }
+        WireEncoding.write(shown, memberCount: memberCount, lastMessage: directory.lastMessage(of: channel.id, for: viewer),
                            lastActivityAt: directory.lastActivity(of: channel, for: viewer), lastReadSeq: read.lastReadSeq,
                            unreadCount: read.unreadCount, to: &w)
         return w.bytes
@@ -184,13 +192,19 @@ extension ChatEngine {
 
     /// `channel.updated` to every member but `excluding`; one encoding per distinct view
     /// (1-to-1 channels with hidden messages, inviters whose invitees blocked them, and
-    /// members at different read marks see their own).
+    /// members at different read marks see their own; in an open channel each participant).
     public func announce(_ channel: Channel, excluding: SessionID?) -> [EngineEffect] {
+        announce(channel, to: channel.members, excluding: excluding)
+    }
+
+    /// `channel.updated` to `users`, members of `channel`.
+    func announce(_ channel: Channel, to users: [UserID], excluding: SessionID?) -> [EngineEffect] {
         var byView: [String: [UserID]] = [:]
         var order: [String] = []
-        for member in channel.members {
+        let ownView = channel.type == .open
+        for member in users {
             let lastSeen = directory.lastMessage(of: channel.id, for: member)?.id ?? ""
-            let members = channel.inviterViews[member] == nil ? "" : "\u{1E}" + member
+            let members = channel.inviterViews[member] == nil && !ownView ? "" : "\u{1E}" + member
             let read = directory.readState(of: channel.id, for: member)
             let view = lastSeen + members + "\u{1E}\(read.lastReadSeq)\u{1E}\(read.unreadCount)"
             if byView[view] == nil { order.append(view) }

@@ -36,7 +36,9 @@ extension ChatEngine {
             let removed = before.subtracting(after).sorted()
             if !added.isEmpty { effects.append(.addToChannel(added, channel.id)) }
             if !removed.isEmpty { effects.append(.removeFromChannel(removed, channel.id)) }
-            return effects + announce(channel, excluding: nil)
+            // As on the node that wrote it: an open channel's join or leave is told to the joiner only.
+            let told = channel.type == .open && !(added.isEmpty && removed.isEmpty) ? added : channel.members
+            return effects + announce(channel, to: told, excluding: nil)
         case .upsertUser(let user):
             directory.upsert(user)
             return []

@@ -157,7 +157,7 @@ extension [[String: Any]] {
 /// The keys a §3 object must carry.
 enum Shapes {
     static let user: Set<String> = ["id", "name", "image", "metadata", "online", "lastSeenAt", "blockedByMe"]
-    static let channel: Set<String> = ["id", "type", "name", "members", "distinct", "isOneToOne", "pushFromBlockedUsers",
+    static let channel: Set<String> = ["id", "type", "name", "members", "memberCount", "distinct", "isOneToOne", "pushFromBlockedUsers",
                                        "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount"]
     static let message: Set<String> = ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt"]
 
