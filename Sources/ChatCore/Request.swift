@@ -36,6 +36,19 @@ public enum Command: Sendable, Equatable {
     case presenceUnsubscribe([UserID])
 }
 
+extension Command {
+    /// The users a request names that must exist (else `ERR_UID_NOT_FOUND`).
+    public var namedUsers: [UserID] {
+        switch self {
+        case .userGet(let id): return [id]
+        case .userList(let ids?, _, _, _, _): return ids
+        case .userBlock(let ids), .userUnblock(let ids), .presenceSubscribe(let ids): return ids
+        case .channelCreate(_, let ids, _, _, _), .channelInvite(_, let ids): return ids
+        default: return []
+        }
+    }
+}
+
 /// A request that could not be decoded, with whatever `id` could be read.
 public struct RequestFailure: Error, Equatable, Sendable {
     public var id: JSONValue

@@ -53,6 +53,16 @@ enum PostgresReads {
             """, logger: logger)).first
     }
 
+    static func users(_ connection: PostgresConnection, _ ids: [UserID], logger: Logger) async throws -> [User] {
+        var users: [User] = []
+        for try await row in try await connection.query(
+            "SELECT \(unescaped: PostgresRows.userColumns) FROM users WHERE id = ANY(\(Array(Set(ids))))", logger: logger)
+            .decode(PostgresRows.UserRow.self) {
+            users.append(try PostgresRows.user(row))
+        }
+        return users
+    }
+
     /// Everything in one repeatable-read transaction, so the parts agree with each other.
     static func snapshot(_ client: PostgresClient, logger: Logger) async throws -> StoreSnapshot {
         try await client.withTransaction(logger: logger) { connection in

@@ -98,6 +98,13 @@ public final class PostgresStore: Store {
         }
     }
 
+    public func users(_ ids: [UserID], completion: @escaping @Sendable (Result<[User], StoreError>) -> Void) {
+        let logger = self.logger
+        read(completion) { connection in
+            try await PostgresReads.users(connection, ids, logger: logger)
+        }
+    }
+
     /// Waits until every write enqueued before has committed (or failed). Not from a
     /// completion, and not from a task of the cooperative pool.
     public func flush() {

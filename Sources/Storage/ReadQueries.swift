@@ -59,6 +59,18 @@ enum ReadQueries {
         return try statement.withReset { row throws(StoreError) in try row.step() ? RowMapping.message(from: row) : nil }
     }
 
+    static func users(on connection: SQLiteConnection, _ ids: [UserID]) throws(StoreError) -> [User] {
+        let statement = try connection.statement("SELECT \(RowMapping.userColumns) FROM users WHERE id = ?1")
+        var users: [User] = []
+        for id in Set(ids) {
+            try statement.bind(id, at: 1)
+            if let user = try statement.withReset({ row throws(StoreError) in try row.step() ? RowMapping.user(from: row) : nil }) {
+                users.append(user)
+            }
+        }
+        return users
+    }
+
     /// Everything in one read transaction, so the parts agree with each other.
     static func snapshot(on connection: SQLiteConnection) throws(StoreError) -> StoreSnapshot {
         try connection.execute("BEGIN")

@@ -104,6 +104,12 @@ public final class SQLiteStore: Store {
         }, completion: completion)
     }
 
+    public func users(_ ids: [UserID], completion: @escaping @Sendable (Result<[User], StoreError>) -> Void) {
+        readers.async({ connection throws(StoreError) in
+            try ReadQueries.users(on: connection, ids)
+        }, completion: completion)
+    }
+
     public func flush() {
         writer.flush()
     }

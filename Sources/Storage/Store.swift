@@ -52,6 +52,10 @@ public protocol Store: Sendable {
     func message(sender: UserID, clientMessageID: String,
                  completion: @escaping @Sendable (Result<Message?, StoreError>) -> Void)
 
+    /// The stored users among `ids` (in a cluster, users another node created that this
+    /// node has not heard of yet).
+    func users(_ ids: [UserID], completion: @escaping @Sendable (Result<[User], StoreError>) -> Void)
+
     /// Waits until every enqueued write has committed; for shutdown and tests.
     func flush()
 }

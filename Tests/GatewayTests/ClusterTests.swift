@@ -105,6 +105,29 @@ struct ClusterTests {
         await cluster.end()
     }
 
+    /// §13: a user who has just connected to one node exists on every node. Twenty new users
+    /// each connect to node 2 and are at once invited, blocked and subscribed to from node 1
+    /// (and named in an admin call there): never ERR_UID_NOT_FOUND, no retry.
+    @Test func aUserWhoJustConnectedIsKnownOnEveryNode() async throws {
+        let cluster = try await cluster(nodes: 2)
+        let alice = try await cluster.nodes[0].connect("alice")
+        for n in 0..<20 {
+            let user = "newcomer-\(n)"
+            _ = try await cluster.nodes[1].connect(user)
+            let created = try alice.request("channel.create", ["channelType": "group", "userIds": [user]])
+            #expect(created["type"] as? String == "ok", "\(user): \(created)")
+            let blocked = try alice.ok("user.block", ["userIds": [user]])
+            #expect((blocked["results"] as? [String: String])?[user] == "success", "\(user): \(blocked)")
+            let got = try alice.request("user.get", ["userId": user])
+            #expect(got["type"] as? String == "ok", "\(user): \(got)")
+        }
+        _ = try await cluster.nodes[1].connect("last-newcomer")
+        let token = try await cluster.nodes[0].admin("POST", "/v1/admin/users/last-newcomer/blocks", body: ["userIds": ["alice"]])
+        #expect(token.status == 200, "\(token.body)")
+        #expect(try alice.errorCode("user.get", ["userId": "nobody-at-all"]) == "ERR_UID_NOT_FOUND")
+        await cluster.end()
+    }
+
     /// PROTOCOL.md §13: once A's block reply is out, no later message of B reaches A,
     /// whatever nodes they are on. Each trial: A (node 1) blocks B, B (node 2) sends at once,
     /// A unblocks, B sends a marker; the next message A sees must be the marker.

@@ -80,6 +80,13 @@ extension ChatEngine {
         return writeUser(user, UserWrite(user: user.id, request: nil))
     }
 
+    /// Users read from the store that this node had not heard of (another node created them
+    /// and its bus event is still on its way): known from now on; a user already known is kept
+    /// as it is (what the bus brought is as new or newer).
+    public mutating func usersLearned(_ users: [User]) {
+        for user in users where directory.users[user.id] == nil { directory.upsert(user) }
+    }
+
     /// Writes again every background row whose write failed.
     public mutating func retryUnsavedUsers() -> [EngineEffect] {
         let unsaved = usersUnsaved

@@ -30,11 +30,17 @@ struct AdminAPI: Sendable {
             respond(.error(status: 400, code: ErrorCode.badRequest.rawValue, message: "body must be a JSON object"))
             return
         }
-        service.inbox.async {
-            do throws(ChatError) {
-                try dispatch(request.method, route, body, query: query, respond: respond)
-            } catch {
-                respond(Self.errorResponse(error))
+        // The users the call names (its path's and its body's), known on this node first.
+        var named = route.first == "users" ? Array(route.dropFirst().prefix(1)) + route.dropFirst(3).prefix(1) : []
+        if let ids = try? JSONFields(object: body).stringArray("userIds") { named += ids.prefix(1000) }
+        if let id = try? JSONFields(object: body).string("userId") { named.append(id) }
+        service.inbox.async { [service, named] in
+            service.withKnownUsers(named) {
+                do throws(ChatError) {
+                    try dispatch(request.method, route, body, query: query, respond: respond)
+                } catch {
+                    respond(Self.errorResponse(error))
+                }
             }
         }
     }

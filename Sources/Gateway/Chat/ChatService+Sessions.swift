@@ -42,23 +42,42 @@ extension ChatService {
                         completion(register(identity, device: device, hideBlocked: hideBlocked, loop: loop))
                         return
                     }
-                    admitAcrossNodes(identity, bus: bus) { [self] entry in
-                        // With an entry, Redis announces the user online to every node.
-                        let verdict = register(identity, device: device, hideBlocked: hideBlocked, loop: loop,
-                                               presenceOnBus: entry != nil)
-                        if case .accept(let record) = verdict, let entry {
-                            connectionEntries[record.id] = (identity.userID, entry)
-                        } else if let entry {
-                            bus.releaseConnection(user: identity.userID, entry: entry, now: clock.now()) { _ in }
+                    storeNewUser(identity, refused: { completion($0) }) { [self] in
+                        admitAcrossNodes(identity, bus: bus) { [self] entry in
+                            // With an entry, Redis announces the user online to every node.
+                            let verdict = register(identity, device: device, hideBlocked: hideBlocked, loop: loop,
+                                                   presenceOnBus: entry != nil)
+                            if case .accept(let record) = verdict, let entry {
+                                connectionEntries[record.id] = (identity.userID, entry)
+                            } else if let entry {
+                                bus.releaseConnection(user: identity.userID, entry: entry, now: clock.now()) { _ in }
+                            }
+                            completion(verdict)
+                        } refused: { [self] in
+                            completion(Self.reject(429, ChatError(.forbidden,
+                                "user already holds \(settings.maxConnectionsPerUser) live connections across the cluster")))
                         }
-                        completion(verdict)
-                    } refused: { [self] in
-                        completion(Self.reject(429, ChatError(.forbidden,
-                            "user already holds \(settings.maxConnectionsPerUser) live connections across the cluster")))
                     }
                 }
             }
         }
+    }
+
+    /// Cluster mode: a user connecting for the first time is stored before its upgrade is
+    /// answered, so that a request naming it on another node right after finds it in the
+    /// store (`withKnownUsers`). A user this node knows goes on at once.
+    private func storeNewUser(_ identity: VerifiedToken, refused: @escaping @Sendable (SessionVerdict) -> Void,
+                              then body: @escaping @Sendable () -> Void) {
+        guard directory.users[identity.userID] == nil else { return body() }
+        let stored = adminCall { reply in
+            if case .failure = reply {
+                refused(Self.reject(503, ChatError(.internalError, "storage failed; retry")))
+            } else {
+                body()
+            }
+        }
+        run(engine.changeUser(identity.userID, .profile(name: identity.name, image: identity.image, metadata: nil), for: stored,
+                              now: clock.now()))
     }
 
     /// Cluster mode: the connection cap counts every node (PROTOCOL.md §6, §13). `admitted`

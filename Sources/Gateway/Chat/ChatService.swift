@@ -169,10 +169,27 @@ final class ChatService: @unchecked Sendable {
     /// Called on the session's loop; decides on the core queue.
     func handle(_ request: Request, from session: SessionRecord) {
         inbox.async { [self] in
-            do throws(ChatError) {
-                try dispatch(request, from: session)
-            } catch {
-                reply(to: session.id, requestID: request.id, error: error)
+            withKnownUsers(request.command.namedUsers) { [self] in
+                do throws(ChatError) {
+                    try dispatch(request, from: session)
+                } catch {
+                    reply(to: session.id, requestID: request.id, error: error)
+                }
+            }
+        }
+    }
+
+    /// Runs `body` on the core queue once every user of `ids` that exists is known here. In a
+    /// cluster a user another node created reaches this node over the bus a little after its
+    /// row commits: one this node has not heard of is looked up in the store first, so a
+    /// request naming it is not refused with `ERR_UID_NOT_FOUND` (§13: as on one node).
+    func withKnownUsers(_ ids: [UserID], _ body: @escaping @Sendable () -> Void) {
+        guard bus != nil, ids.contains(where: { directory.users[$0] == nil }) else { return body() }
+        let unknown = Array(Set(ids.filter { directory.users[$0] == nil }))
+        store.users(unknown) { [self] result in
+            inbox.async { [self] in
+                if case .success(let users) = result { engine.usersLearned(users) }
+                body()
             }
         }
     }
