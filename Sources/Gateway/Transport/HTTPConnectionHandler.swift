@@ -296,11 +296,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
         case .request(let parser, _) where isIdleBetweenRequests(parser):
             phase = .done
             connection.close()
-        case .request, .deciding:
+        case .request, .deciding, .waitingForTurn:
+            // Still arriving (a connection waits for its turn until its request head is
+            // complete) or being decided: answered when it is.
             break
-        case .waitingForTurn:
-            phase = .done
-            connection.closeNow()
         case .abandoned, .done:
             connection.closeNow()
         }
