@@ -1,5 +1,8 @@
 /// How many of a loop's new connections work through their opening handshake (TLS, the
-/// HTTP upgrade) at once; the others wait their turn, in arrival order, without being read.
+/// HTTP upgrade) at once; the others wait their turn, in order, their bytes unprocessed.
+/// A connection arrives here once its opening is ready (`HandshakeOpening`: a complete TLS
+/// record or HTTP request head), not when it is accepted, so a connection that sends
+/// nothing usable never holds a turn that a ready one is waiting for.
 ///
 /// Started all at once, a burst of handshakes shares the core evenly: each progresses at
 /// the pace of all of them, so none finishes before the slowest and, past the handshake
@@ -22,7 +25,7 @@ public struct HandshakeAdmission<Waiter> {
     /// Arrivals waiting for a turn (including ones that left meanwhile: see `release`).
     public var waitingCount: Int { waiting.count - head }
 
-    /// A new arrival: true when it starts now (it holds a turn until released), false
+    /// A connection whose opening is ready: true when it starts now (it holds a turn until released), false
     /// when it waits behind the others.
     public mutating func arrive(_ waiter: Waiter) -> Bool {
         if waitingCount == 0 && hasFreeTurn {

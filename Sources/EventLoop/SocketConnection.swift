@@ -45,9 +45,12 @@ public final class SocketConnection: @unchecked Sendable {
     private var flushPending = false
     private var shutdownSent = false
     private var isServerSide = true
-    /// Accepted and waiting for a turn of the loop's `HandshakeAdmission`.
+    /// Accepted and waiting for a turn of the loop's `HandshakeAdmission`: its opening bytes
+    /// are still arriving, or are ready and queued.
     public private(set) var waitingForTurn = false
     private var holdsHandshakeTurn = false
+    /// What the peer sent before its turn (server side), handed to the handshake when it starts.
+    private var opening: HandshakeOpening?
 
     private static let nextID = Atomic<UInt64>(1)
 
@@ -75,11 +78,13 @@ public final class SocketConnection: @unchecked Sendable {
 
     // MARK: starting
 
-    /// Adopts an accepted socket on `loop` (call on the loop). It takes a turn of the loop's
-    /// `HandshakeAdmission`, bounded by `handshakesAtOnce` (0: unbounded): the socket is read
-    /// and the handler hears `connectionMayStart` once its turn comes, which is at once
-    /// unless that many connections are still in their opening handshake. The turn ends
-    /// with `finishHandshakeTurn()` or when the connection closes.
+    /// Adopts an accepted socket on `loop` (call on the loop). Its first bytes are read and
+    /// held (`HandshakeOpening`) until they are a complete TLS record (with `tls`) or HTTP
+    /// request head; only then does it ask for a turn of the loop's `HandshakeAdmission`,
+    /// bounded by `handshakesAtOnce` (0: unbounded). When the turn comes, the handler hears
+    /// `connectionMayStart`, then the held bytes. A connection that never sends enough never
+    /// holds a turn; its handler's handshake timeout closes it. The turn ends with
+    /// `finishHandshakeTurn()` or when the connection closes.
     public static func accepted(
         fd: Int32, loop: EventLoop, tls: TLSContext?, handler: any ConnectionHandler, handshakesAtOnce: Int = 0
     ) -> SocketConnection? {
@@ -94,23 +99,37 @@ public final class SocketConnection: @unchecked Sendable {
         }
         loop.register(connection)
         loop.handshakeAdmission.limit = handshakesAtOnce
-        if loop.handshakeAdmission.arrive(connection) {
-            loop.watch(fd: fd, of: connection, .read)
-            connection.startHandshakeTurn()
-        } else {
-            // Waiting: unread, so a TLS ClientHello costs nothing until its turn.
-            connection.readingPaused = true
-            connection.waitingForTurn = true
-            loop.watch(fd: fd, of: connection, .none)
-        }
+        connection.opening = HandshakeOpening(expecting: tls == nil ? .httpRequestHead : .tlsRecord)
+        connection.waitingForTurn = true
+        loop.watch(fd: fd, of: connection, .read)
         return connection
+    }
+
+    /// Bytes read before the turn: held; once they are enough, reading stops (what follows
+    /// waits in the kernel) and the connection asks for its turn.
+    private func holdOpening(_ bytes: UnsafeRawBufferPointer) {
+        guard var held = opening else { return }
+        let wasReady = held.isReady
+        opening = nil  // appended in place, not copied
+        let ready = held.append(bytes)
+        opening = held
+        guard ready, !wasReady else { return }
+        updateInterest()  // a ready opening is not read further
+        if loop.handshakeAdmission.arrive(self) { startHandshakeTurn() }
     }
 
     private func startHandshakeTurn() {
         waitingForTurn = false
         holdsHandshakeTurn = true
-        resumeReading()
         handler?.connectionMayStart(self)
+        // The held bytes go first, on the loop's next pass rather than inside the call that
+        // ended another connection's turn; reading resumes after them, keeping the order.
+        loop.execute { [self] in
+            guard state == .open, let held = opening else { return }
+            opening = nil
+            if !held.bytes.isEmpty { held.bytes.withUnsafeBytes { deliver($0) } }
+            if state != .closed { updateInterest() }
+        }
     }
 
     /// The opening handshake is over (or no longer worth the turn): the loop's next waiting
@@ -164,8 +183,12 @@ public final class SocketConnection: @unchecked Sendable {
     }
 
     private func updateInterest() {
-        loop.change(fd: fd, of: self, to: EventLoop.Interest(reading: !readingPaused, writing: watchingWritable))
+        loop.change(fd: fd, of: self, to: EventLoop.Interest(reading: readsSocket, writing: watchingWritable))
     }
+
+    /// Whether the socket is read: not while the handler paused reading, nor while an opening
+    /// that is ready waits for its turn (what follows it stays in the kernel until then).
+    private var readsSocket: Bool { !readingPaused && !(opening?.isReady ?? false) }
 
     /// Stops reading from the socket (the peer's bytes wait in the kernel, which in time
     /// stops the peer): a handler that cannot take more input until its output drains.
@@ -194,7 +217,7 @@ public final class SocketConnection: @unchecked Sendable {
             closeNow()  // the client left before its turn: nothing of it is worth reading
             return
         }
-        if state != .closed && (failed || (events & CEPOLL_IN != 0 && !readingPaused)) { readAvailable() }
+        if state != .closed && (failed || (events & CEPOLL_IN != 0 && readsSocket)) { readAvailable() }
         if state != .closed && watchingWritable && events & CEPOLL_OUT != 0 { writable() }
     }
 
@@ -203,11 +226,13 @@ public final class SocketConnection: @unchecked Sendable {
     private func readAvailable() {
         let buffer = loop.readBuffer
         for _ in 0..<4 {
-            let n = read(fd, buffer.baseAddress, buffer.count)
+            let capacity = min(opening?.readLimit ?? buffer.count, buffer.count)
+            let n = read(fd, buffer.baseAddress, capacity)
             if n > 0 {
                 lastReadTick = loop.tick
-                deliver(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
-                if state == .closed || n < buffer.count { return }
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<n])
+                if opening != nil { holdOpening(bytes) } else { deliver(bytes) }
+                if state == .closed || n < capacity || !readsSocket { return }
             } else if n == 0 {
                 peerClosed()
                 return
@@ -358,6 +383,7 @@ public final class SocketConnection: @unchecked Sendable {
         Glibc.close(fd)
         loop.unregister(self)
         waitingForTurn = false
+        opening = nil
         finishHandshakeTurn()
         let handler = self.handler
         self.handler = nil

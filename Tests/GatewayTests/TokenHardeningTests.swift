@@ -46,6 +46,47 @@ struct TokenHardeningTests {
         #expect(try await gateway.upgrade(path: "/v1/ws?token=\(latest)").response.status == 101)
     }
 
+    /// NumericDates no clock reaches: past year 9999 either way, at 64-bit limits and beyond,
+    /// as integers and as floats, and the finite `-1.8e308` and out-of-range `1e400` (infinity).
+    static let extremeTimes = [
+        "-1e17", "-100000000000000000", "-9.3e18", "-9300000000000000000", "-1e19", "-10000000000000000000",
+        "-1e300", "-1.8e308", "-1.7976931348623157e308", "-1e400", "1e400", "1e19", "1.7976931348623157e308",
+        "-9223372036854775808", "9223372036854775807", "-9223372036854775.808", "9223372036854775.807",
+        "-1", "-0.001", "253402300800",
+    ]
+
+    @Test("exp, iat or nbf at any sign and magnitude (integer or float, signed): 401, and the gateway keeps serving")
+    func numericClaimsOutOfRange() async throws {
+        let gateway = try await TestGateway.chat()
+        let header = #"{"alg":"HS256","typ":"JWT"}"#
+        let valid = Int(Date().timeIntervalSince1970) + 3600
+        for time in Self.extremeTimes {
+            for payload in [#"{"sub":"alice","exp":\#(time)}"#,
+                            #"{"sub":"alice","exp":\#(valid),"iat":\#(time)}"#,
+                            #"{"sub":"alice","exp":\#(valid),"nbf":\#(time)}"#] {
+                try await expectRefused(gateway, Self.sign(header: header, payload: payload, secret: gateway.chat.jwtSecret))
+            }
+        }
+        try await expectServing(gateway)
+        // In range, integer or fractional, the same claims pass.
+        let now = Int(Date().timeIntervalSince1970)
+        let inRange = #"{"sub":"alice","exp":\#(valid).25,"iat":\#(now - 10).5,"nbf":\#(now - 10)}"#
+        #expect(try await gateway.upgrade(path: "/v1/ws?token=\(Self.sign(header: header, payload: inRange, secret: gateway.chat.jwtSecret))")
+            .response.status == 101)
+    }
+
+    @Test("nbf more than a minute ahead: 401 (RFC 7519 §4.1.5); within the leeway it passes")
+    func notBefore() async throws {
+        let gateway = try await TestGateway.chat()
+        let header = #"{"alg":"HS256","typ":"JWT"}"#
+        let now = Int(Date().timeIntervalSince1970)
+        let early = #"{"sub":"alice","exp":\#(now + 3600),"nbf":\#(now + 600)}"#
+        try await expectRefused(gateway, Self.sign(header: header, payload: early, secret: gateway.chat.jwtSecret))
+        let skewed = #"{"sub":"alice","exp":\#(now + 3600),"nbf":\#(now + 5)}"#
+        #expect(try await gateway.upgrade(path: "/v1/ws?token=\(Self.sign(header: header, payload: skewed, secret: gateway.chat.jwtSecret))")
+            .response.status == 101)
+    }
+
     @Test("a header other than alg HS256 is refused, whatever the signature (RFC 8725 §3.1)")
     func algorithmPinned() async throws {
         let gateway = try await TestGateway.chat()

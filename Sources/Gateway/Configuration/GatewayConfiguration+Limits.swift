@@ -20,7 +20,8 @@ extension GatewayConfiguration {
         public var maxRequestsInFlight: Int
         public var handshakeTimeoutSeconds: Int
         /// Connections of one event loop in their opening handshake (TLS, the upgrade) at
-        /// once; later arrivals wait their turn unread, for up to `handshakeTimeoutSeconds`.
+        /// once; a connection takes a turn once its ClientHello or request head is complete, and
+        /// waits for that and for a turn (its bytes held, unprocessed) up to `handshakeTimeoutSeconds`.
         public var handshakesAtOnce: Int
         /// Silence after which the gateway sends a ping.
         public var idleTimeoutSeconds: Int

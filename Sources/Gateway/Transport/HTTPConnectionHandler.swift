@@ -25,7 +25,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
     /// The request phases' payloads are boxed (`indirect`), so a connection that
     /// became a WebSocket keeps a word here, not a request parser.
     private enum Phase {
-        /// Accepted, waiting for the loop's turn to handshake (`connectionMayStart`); not read.
+        /// Accepted, waiting for a complete request head (or ClientHello) and then for the
+        /// loop's turn to handshake (`connectionMayStart`); nothing reaches the handler until then.
         case waitingForTurn(since: UInt64)
         indirect case request(HTTPRequestParser, since: UInt64)
         /// The request is complete; its answer needs the chat core first.
@@ -261,7 +262,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
             // Waiting is bounded like the handshake itself, and counted apart from it.
             if tick >= since + settings.timeouts.handshake {
                 phase = .done
-                observer.handshakeRejected(connection, status: 408, reason: "no handshake turn within the handshake timeout")
+                observer.handshakeRejected(connection, status: 408, reason: "no complete request or no turn within the handshake timeout")
                 connection.closeNow()
             }
         case .request(let parser, let since):
@@ -295,11 +296,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
         case .request(let parser, _) where isIdleBetweenRequests(parser):
             phase = .done
             connection.close()
-        case .request, .deciding:
+        case .request, .deciding, .waitingForTurn:
+            // Still arriving (a connection waits for its turn until its request head is
+            // complete) or being decided: answered when it is.
             break
-        case .waitingForTurn:
-            phase = .done
-            connection.closeNow()
         case .abandoned, .done:
             connection.closeNow()
         }
