@@ -9,6 +9,15 @@ import WebSocket
 /// closes the socket with the close code a browser can read.
 @Suite("Token after the upgrade")
 struct AuthAfterUpgradeTests {
+    /// A chat gateway whose connections get 60 s for their `auth`, so a loaded test machine
+    /// does not close them before a test has sent it (the timeout has a test of its own).
+    private func makeGateway(tls: Bool, configure: (inout ChatSettings) -> Void = { _ in }) async throws -> TestGateway {
+        try await TestGateway.chat(tls: tls) { transport, chat in
+            transport.timeouts.handshake = 60
+            configure(&chat)
+        }
+    }
+
     /// An upgraded `?auth=message` connection that has not authenticated yet.
     private func upgrade(_ gateway: TestGateway, query: String = "") async throws -> ChatClient {
         let (port, tls) = (gateway.port, gateway.tls)
@@ -42,7 +51,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("auth as the first message opens the session; its reply is me's result", arguments: [false, true])
     func authOpensSession(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
         let client = try await upgrade(gateway)
         let token = try await gateway.token(for: "alice", name: "Alice")
         let reply = try await authenticate(client, token)
@@ -63,7 +72,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("device and hideBlocked of the upgrade's query apply to the session", arguments: [false, true])
     func queryOptionsApply(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
         let client = try await upgrade(gateway, query: "&device=phone&hideBlocked=1")
         #expect(try await authenticate(client, try await gateway.token(for: "alice"))["type"] as? String == "ok")
         let records = try await gateway.sessionRecords(of: "alice")
@@ -83,7 +92,8 @@ struct AuthAfterUpgradeTests {
 
     @Test("before auth, other requests answer ERR_NOT_LOGGED_IN and the connection keeps waiting", arguments: [false, true])
     func requestsBeforeAuth(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
+        let token = try await gateway.token(for: "alice")
         let client = try await upgrade(gateway)
         for type in ["me", "channel.list", "no.such.type"] {
             let reply = try await blocking(client) { try $0.request(type, ["limit": 10]) }
@@ -93,13 +103,13 @@ struct AuthAfterUpgradeTests {
         #expect((notJSON["error"] as? [String: Any])?["code"] as? String == "ERR_BAD_REQUEST")
         let noToken = try await blocking(client) { try $0.request("auth", ["token": 42]) }
         #expect((noToken["error"] as? [String: Any])?["code"] as? String == "ERR_BAD_REQUEST")
-        let reply = try await authenticate(client, try await gateway.token(for: "alice"))
+        let reply = try await authenticate(client, token)
         #expect(reply["type"] as? String == "ok")
     }
 
     @Test("requests pipelined behind auth are answered once the session is open, in order", arguments: [false, true])
     func pipelinedBehindAuth(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
         let client = try await upgrade(gateway)
         let token = try await gateway.token(for: "alice")
         let replies = try await blocking(client) { client -> [Int: [String: Any]] in
@@ -115,7 +125,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("a refused token closes 4004 with ERR_NOT_LOGGED_IN in the reason", arguments: [false, true])
     func invalidTokenCloses4004(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
         let forger = await TokenAuthority(secret: "another-secret-at-least-32-bytes-long-for-hs256", clock: gateway.clock)
         let forged = try await forger.issue(userID: "alice", ttlSeconds: 3600).token
         for token in ["", "abc.def.ghi", forged] {
@@ -130,7 +140,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("an expired token closes 4001 with ERR_TOKEN_EXPIRED", arguments: [false, true])
     func expiredTokenCloses4001(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
         let client = try await upgrade(gateway)
         let token = try await gateway.token(for: "alice", ttlSeconds: -5)
         try await blocking(client) { _ = try $0.fire("auth", ["token": token]) }
@@ -141,7 +151,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("a deactivated user closes 4002", arguments: [false, true])
     func deactivatedCloses4002(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
         try await gateway.createUsers(["mallory"])
         #expect(try await gateway.admin("POST", "/v1/admin/users/mallory/deactivate").status == 200)
         let client = try await upgrade(gateway)
@@ -154,7 +164,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("the connection cap is checked at auth: 4005", arguments: [false, true])
     func connectionCapCloses4005(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls) { _, chat in chat.service.maxConnectionsPerUser = 1 }
+        let gateway = try await makeGateway(tls: tls) { $0.service.maxConnectionsPerUser = 1 }
         let token = try await gateway.token(for: "alice")
         // Upgrades without a token are not counted: both get their 101.
         let first = try await upgrade(gateway)
@@ -176,12 +186,12 @@ struct AuthAfterUpgradeTests {
         let close = try await closeFrame(client)
         #expect(close.code == 1008)
         #expect(close.reason.hasPrefix("ERR_NOT_LOGGED_IN"), "\(close.reason)")
-        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(ContinuousClock.now - started < .seconds(9), "well before the default 10 s")
     }
 
     @Test("a second auth after success answers ERR_BAD_REQUEST and changes nothing", arguments: [false, true])
     func secondAuthRefused(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
         let client = try await upgrade(gateway)
         #expect(try await authenticate(client, try await gateway.token(for: "alice"))["type"] as? String == "ok")
         let again = try await authenticate(client, try await gateway.token(for: "bob"))
@@ -196,7 +206,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("session.expiring and the 4001 close follow the token of the auth message (manual clock)", arguments: [false, true])
     func expiryAfterAuth(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
         let client = try await upgrade(gateway)
         #expect(try await authenticate(client, try await gateway.token(for: "alice", ttlSeconds: 90))["type"] as? String == "ok")
         gateway.clock.advance(by: 31_000)
@@ -208,7 +218,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("without auth=message a missing token is still 401", arguments: [false, true])
     func missingTokenStill401(tls: Bool) async throws {
-        let gateway = try await TestGateway.chat(tls: tls)
+        let gateway = try await makeGateway(tls: tls)
         for path in ["/v1/ws", "/v1/ws?auth=header", "/v1/ws?device=x"] {
             #expect(try await gateway.upgrade(path: path).response.status == 401, "\(path)")
         }
@@ -216,7 +226,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("presence: the user is online once auth opened the session, offline when it closes")
     func presenceFollowsAuth() async throws {
-        let gateway = try await TestGateway.chat()
+        let gateway = try await makeGateway(tls: false)
         let bob = try await gateway.connect("bob")
         try await gateway.createUsers(["alice"])
         _ = try bob.ok("presence.subscribe", ["userIds": ["alice"]])
