@@ -14,7 +14,7 @@ import WebSocket
 ///   `maxHeldRequests` and `maxHeldBytes`, then `ERR_RATE_LIMITED`) and handed to the session
 ///   in order once it opens, so a client may pipeline behind its `auth`.
 /// - A refused token closes with the refusal's close code and reason (4004, 4001, 4002,
-///   4003, 4005); no `auth` (or no verdict) by the deadline closes with 1008.
+///   4003, 4005); no `auth` by the deadline closes with 1008.
 struct AuthMessageExchange {
     enum Action: Equatable {
         /// Write this reply to the client.
@@ -41,7 +41,7 @@ struct AuthMessageExchange {
     static let maxHeldBytes = 64 * 1024
 
     private var state = State.awaitingAuth(requestsRefused: 0)
-    /// The loop tick by which the session must be open.
+    /// The loop tick by which the `auth` message must have come.
     let deadline: UInt64
     private let timeoutSeconds: UInt64
 
@@ -102,14 +102,16 @@ struct AuthMessageExchange {
         }
     }
 
-    /// Once a second, with the loop's tick.
+    /// Once a second, with the loop's tick. The deadline is for the `auth` message; once it
+    /// came, the verdict is waited for as an upgrade's is (verification and the cluster-wide
+    /// connection count take what they take on a loaded node, and are bounded there).
     mutating func tick(_ now: UInt64) -> [Action] {
         switch state {
-        case .awaitingAuth, .authenticating:
+        case .awaitingAuth:
             guard now >= deadline else { return [] }
             state = .closed
             return [.close(.policyViolation, reason: "ERR_NOT_LOGGED_IN: no auth within \(timeoutSeconds) s")]
-        case .open, .closed:
+        case .authenticating, .open, .closed:
             return []
         }
     }
