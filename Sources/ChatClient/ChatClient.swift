@@ -4,8 +4,11 @@ import Foundation
 /// their replies, events as `AsyncStream`s, and the rules each app would otherwise get
 /// slightly wrong by hand:
 ///
+/// - the token never goes into the URL: it connects to `?auth=message` and sends the token as
+///   its first message (PROTOCOL.md §1, v1.2), so neither the URL nor any log of it holds it;
 /// - it reconnects with exponential backoff and jitter, asking the token provider again when
-///   the gateway refuses the token or says it is expiring;
+///   the gateway refuses the token (close 4004, or 4001 when expired) or says it is expiring;
+///   a deactivated (4002) or banned (4003) user is not retried;
 /// - after a reconnect (and on `session.resync`) it catches up every channel it follows with
 ///   `message.history` `afterSeq`, so `messages(in:)` yields each message once, in `seq` order;
 /// - a `message.send` in flight when the connection drops is sent again with the same
@@ -42,6 +45,10 @@ public actor ChatClient {
     private var tokenStale = true
     private var reconnecting: Task<Void, Never>?
     private var lastRequestID = 0
+    /// The connection being opened, until its `auth` request is answered: the request's id
+    /// and the open waiting for it.
+    private var authenticating: (connection: any ChatTransportConnection, id: Int,
+                                 continuation: CheckedContinuation<Void, any Error>)?
     var pending: [Int: PendingRequest] = [:]
     private var subscribers: [UUID: (channelID: String?, continuation: AsyncStream<ChatEvent>.Continuation)] = [:]
     var feeds: [String: ChannelFeed] = [:]
@@ -87,6 +94,7 @@ public actor ChatClient {
         setState(.closed)
         reconnecting?.cancel()
         reconnecting = nil
+        if let waiting = authenticating { authenticationFailed(waiting.id, ChatClientError(.closed, "disconnected")) }
         connection?.close()
         connection = nil
         for (_, request) in pending { request.continuation.resume(throwing: ChatClientError(.closed, "disconnected")) }
@@ -105,8 +113,8 @@ public actor ChatClient {
                 fetched += 1
             }
             do {
-                let opened = try await transport.connect(to: url(with: token ?? ""))
-                connected(opened)
+                let opened = try await transport.connect(to: url)
+                try await authenticate(opened, token: token ?? "")
                 return
             } catch let error as ChatClientError where error.code == .notLoggedIn || error.code == .tokenExpired {
                 // A refused token is asked for again; two fresh ones refused, the user cannot connect.
@@ -116,17 +124,46 @@ public actor ChatClient {
         }
     }
 
-    private func url(with token: String) -> String {
-        var query = "token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~"))) ?? token)
+    /// The endpoint with `auth=message` and the connection's options; never the token.
+    private var url: String {
+        var query = "auth=message"
         if let device = options.device { query += "&device=" + (device.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
         if options.hideBlocked { query += "&hideBlocked=1" }
         return endpoint + (endpoint.contains("?") ? "&" : "?") + query
     }
 
+    /// Sends the token as the connection's first message and waits for its answer (`me`'s
+    /// result): the connection is then this client's. A refusal closes the connection with a
+    /// code that `AuthRefusal` turns into the error a refused upgrade would have given.
+    private func authenticate(_ opened: any ChatTransportConnection, token: String) async throws {
+        lastRequestID += 1
+        let id = lastRequestID
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: ["id": id, "type": "auth", "token": token]),
+                          as: UTF8.self)
+        Task { await read(opened) }
+        let timeout = options.requestTimeout
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            await self?.authenticationFailed(id, ChatClientError(.timedOut, "no answer to auth in time"))
+        }
+        defer { timer.cancel() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            authenticating = (opened, id, continuation)
+            opened.send(text)
+        }
+    }
+
+    /// The `auth` request `id` failed: its connection is dropped and the open throws `error`.
+    private func authenticationFailed(_ id: Int, _ error: ChatClientError) {
+        guard let waiting = authenticating, waiting.id == id else { return }
+        authenticating = nil
+        waiting.connection.close()
+        waiting.continuation.resume(throwing: error)
+    }
+
     private func connected(_ opened: any ChatTransportConnection) {
         connection = opened
         setState(.connected)
-        Task { await read(opened) }
         // Requests that waited (or were cut off) go out again, oldest first.
         for id in pending.keys.sorted() { if let text = pending[id]?.text { opened.send(text) } }
         if !presenceFollowed.isEmpty {
@@ -142,18 +179,22 @@ public actor ChatClient {
         for await event in opened.events {
             switch event {
             case .text(let text): received(text)
-            case .closed(let code, _): lost(opened, code: code)
+            case .closed(let code, let reason): lost(opened, code: code, reason: reason)
             }
         }
-        lost(opened, code: nil)
+        lost(opened, code: nil, reason: "connection lost")
     }
 
-    private func lost(_ lostConnection: any ChatTransportConnection, code: Int?) {
+    private func lost(_ lostConnection: any ChatTransportConnection, code: Int?, reason: String) {
+        if let waiting = authenticating, waiting.connection === lostConnection {
+            authenticationFailed(waiting.id, AuthRefusal.error(closeCode: code, reason: reason))
+            return
+        }
         guard connection === lostConnection else { return }
         connection = nil
         guard state != .closed else { return }
-        if code == 4002 {
-            // Deactivated: the gateway will refuse this user; nothing is retried.
+        if code == 4002 || code == 4003 {
+            // Deactivated or banned: the gateway will refuse this user; nothing is retried.
             disconnect()
             return
         }
@@ -238,14 +279,25 @@ public actor ChatClient {
         case "event":
             event(named: frame["event"] as? String ?? "", data: frame["data"])
         case "ok":
+            if let waiting = authenticating, frame["id"] as? Int == waiting.id {
+                // The session is open: the connection is this client's from here on.
+                authenticating = nil
+                connected(waiting.connection)
+                waiting.continuation.resume()
+                return
+            }
             guard let id = frame["id"] as? Int, let request = pending.removeValue(forKey: id) else { return }
             let result = (try? JSONSerialization.data(withJSONObject: frame["result"] ?? [:], options: .fragmentsAllowed)) ?? Data()
             request.continuation.resume(returning: result)
         case "error":
-            guard let id = frame["id"] as? Int, let request = pending.removeValue(forKey: id) else { return }
             let body = frame["error"] as? [String: Any] ?? [:]
             let error = ChatClientError(ChatClientError.Code(wire: body["code"] as? String ?? ""),
                                         body["message"] as? String ?? "", retryAfterMs: body["retryAfterMs"] as? Int)
+            if let waiting = authenticating, frame["id"] as? Int == waiting.id {
+                authenticationFailed(waiting.id, error)
+                return
+            }
+            guard let id = frame["id"] as? Int, let request = pending.removeValue(forKey: id) else { return }
             request.continuation.resume(throwing: error)
         default:
             break

@@ -5,7 +5,8 @@ public struct ChatClientError: Error, Sendable, Equatable, CustomStringConvertib
         case tooManyIDs, invalidCursor, channelNotFound, notAMember, messageTooLong, rateLimited, forbidden, internalError
         /// A code this client does not know yet.
         case other(String)
-        /// The upgrade was answered with an HTTP error (401, 403, 429, 503, …), `status` below.
+        /// The upgrade was answered with an HTTP error (401, 403, 429, 503, …), `status` below;
+        /// or the gateway refused the user at `auth` (`closeCode` 4002, 4003: status 403; 4005: 429).
         case handshakeRefused
         /// The gateway could not be reached, or the connection broke before the answer came.
         case connectionFailed
@@ -40,19 +41,23 @@ public struct ChatClientError: Error, Sendable, Equatable, CustomStringConvertib
     public var message: String
     /// `ERR_RATE_LIMITED`: when the request may be made again.
     public var retryAfterMs: Int?
-    /// `.handshakeRefused`: the HTTP status.
+    /// `.handshakeRefused`: the HTTP status (for a refusal at `auth`, the one the upgrade would have had).
     public var status: Int?
+    /// A refusal at `auth` (PROTOCOL.md §1, §8): the close code (4001–4005).
+    public var closeCode: Int?
 
-    public init(_ code: Code, _ message: String, retryAfterMs: Int? = nil, status: Int? = nil) {
+    public init(_ code: Code, _ message: String, retryAfterMs: Int? = nil, status: Int? = nil, closeCode: Int? = nil) {
         self.code = code
         self.message = message
         self.retryAfterMs = retryAfterMs
         self.status = status
+        self.closeCode = closeCode
     }
 
     public var description: String {
         var text = "\(code): \(message)"
         if let status { text += " (HTTP \(status))" }
+        if let closeCode { text += " (close \(closeCode))" }
         if let retryAfterMs { text += " (retry after \(retryAfterMs) ms)" }
         return text
     }

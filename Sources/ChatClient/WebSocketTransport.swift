@@ -23,7 +23,8 @@ public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
         do throws(WebSocketURL.ParseError) {
             target = try WebSocketURL(url)
         } catch {
-            throw ChatClientError(.connectionFailed, "not a ws:// or wss:// URL with a host and a valid port: \(url)")
+            throw ChatClientError(.connectionFailed,
+                                  "not a ws:// or wss:// URL with a host and a valid port: \(Self.describe(url))")
         }
         var context: TLSContext?
         if target.secure {
@@ -40,6 +41,19 @@ public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
         let connection = WebSocketTransportConnection(target: target, loop: group.next())
         try await connection.open(tls: context)
         return connection
+    }
+
+    /// A URL as errors may show it: up to its path, without user info, query or fragment, where a
+    /// credential could be (a token an app put in the query itself, a password before the host).
+    static func describe(_ url: String) -> String {
+        var shown = url.prefix { $0 != "?" && $0 != "#" }
+        let afterScheme = shown.range(of: "://").map(\.upperBound) ?? shown.startIndex
+        let authorityEnd = shown[afterScheme...].firstIndex(of: "/") ?? shown.endIndex
+        if let at = shown[afterScheme..<authorityEnd].lastIndex(of: "@") {
+            shown.removeSubrange(afterScheme...at)
+        }
+        let dropped = shown.count < url.count ? "…" : ""
+        return "\"" + shown.prefix(200) + dropped + "\""
     }
 }
 
@@ -61,6 +75,8 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
     private var frameEvents: [WebSocketConnection.Event] = []
     private var opened: CheckedContinuation<Void, any Error>?
     private var closeCode: Int?
+    /// The reason of the server's close frame (a refusal's names its `ERR_*` code).
+    private var closeReason = ""
 
     init(target: WebSocketURL, loop: EventLoop) {
         host = target.host
@@ -124,7 +140,7 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
         case .connecting, .upgrading:
             fail(ChatClientError(.connectionFailed, "closed before the upgrade completed"))
         case .open:
-            continuation.yield(.closed(code: closeCode, reason: closeCode == nil ? "connection lost" : "closed"))
+            continuation.yield(.closed(code: closeCode, reason: closeCode == nil ? "connection lost" : closeReason))
             continuation.finish()
         case .closed:
             break
@@ -190,8 +206,9 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
                 continuation.yield(.text(String(decoding: payload, as: UTF8.self)))
             case .send(let frame):
                 connection.write(frame)
-            case .closed(let code, _):
+            case .closed(let code, let reason):
                 closeCode = code.map { Int($0.rawValue) } ?? 1005
+                closeReason = reason.isEmpty ? "closed" : reason
                 connection.close()
             case .failed:
                 closeCode = 1002

@@ -3,6 +3,11 @@ public struct Request: Sendable, Equatable {
     /// The client's `id`, echoed in the reply; `.null` when it could not be read.
     public var id: JSONValue
     public var command: Command
+
+    public init(id: JSONValue, command: Command) {
+        self.id = id
+        self.command = command
+    }
 }
 
 public enum BlockDirection: String, Sendable, Equatable {

@@ -26,19 +26,33 @@ public final class PostgresStore: Store {
 
     /// Connects, migrates the schema and loads the start-up snapshot.
     /// - Parameters:
-    ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]`.
+    ///   - url: `postgres://user[:password]@host[:port]/database[?sslmode=disable|require|verify-full]`
+    ///     (`PostgresURL`); no error repeats it.
     ///   - connectionWait: how long a write waits for a connection before it fails (a read: three times
     ///     this for the connection and the query together).
+    ///   - startWait: how long the first connection may take: an unreachable server, or one whose
+    ///     certificate `sslmode=verify-full` refuses, fails the start instead of holding it forever
+    ///     (postgres-nio keeps retrying the connection while a lease waits).
     ///   - strictBlocking: §5 strict mode (what a 1-to-1 message is stored hidden for).
     public static func open(url: String, logger: Logger, connectionWait: Duration = .seconds(2),
-                            strictBlocking: Bool = false,
+                            startWait: Duration = .seconds(10), strictBlocking: Bool = false,
                             commitObserver: CommitObserver? = nil) async throws(StoreError) -> PostgresStore {
-        let configuration = try PostgresURL.configuration(url)
+        let configuration: PostgresClient.Configuration
+        do throws(PostgresURL.Problem) {
+            configuration = try PostgresURL.configuration(url)
+        } catch {
+            throw error.storeError
+        }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let client = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
         // Immediate: run() marks the client running before the first lease below.
         let runner = Task.immediate(executorPreference: DispatchTaskExecutor.shared) { await client.run() }
         do {
+            do {
+                try await Deadline.run(startWait) { _ in try await client.withOpenConnection { _ in } }
+            } catch is Deadline.Exceeded {
+                throw StoreError("no connection within \(startWait)")
+            }
             try await PostgresSchema.migrate(client, logger: logger)
             let snapshot = try await PostgresReads.snapshot(client, logger: logger)
             return PostgresStore(client: client, runner: runner, group: group, logger: logger, snapshot: snapshot,
@@ -65,7 +79,22 @@ public final class PostgresStore: Store {
 
     /// postgres-nio's configuration for `url` (tools and tests that need a client of their own).
     public static func clientConfiguration(url: String) throws(StoreError) -> PostgresClient.Configuration {
-        try PostgresURL.configuration(url)
+        do throws(PostgresURL.Problem) {
+            return try PostgresURL.configuration(url)
+        } catch {
+            throw error.storeError
+        }
+    }
+
+    /// What is wrong with `url` as `storage.postgresUrl` (nil: nothing), in words that do not
+    /// repeat it: the configuration check names the key and this, and stops start-up.
+    public static func urlProblem(_ url: String) -> String? {
+        do throws(PostgresURL.Problem) {
+            _ = try PostgresURL.configuration(url)
+            return nil
+        } catch {
+            return error.text
+        }
     }
 
     deinit {

@@ -5,6 +5,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Logging
+import WebSocket
 import ServiceTestSupport
 @testable import ChatClient
 @testable import Gateway
@@ -17,12 +18,16 @@ final class LiveGateway: Sendable {
     let clock: ManualClock
     private let secret: String
 
-    static func start(revealBlockedBy: Bool = false, userMessagesPerSecond: Int = 0,
+    static func start(revealBlockedBy: Bool = false, userMessagesPerSecond: Int = 0, maxConnectionsPerUser: Int = 30,
                       certificate: (certificate: String, key: String)? = nil) async throws -> LiveGateway
     {
         var settings = TransportSettings()
         settings.port = 0
         settings.eventLoops = 2
+        // The SDK sends its auth message from its actor, which needs a thread of the test
+        // process's cooperative pool; suites running beside these ones hold that pool for
+        // seconds at a time, longer than the 10 s a real client gets.
+        settings.timeouts.handshake = 60
         if let certificate {
             settings.certificateFile = certificate.certificate
             settings.privateKeyFile = certificate.key
@@ -36,6 +41,7 @@ final class LiveGateway: Sendable {
         chat.service.connectionRequestsPerSecond = 0
         chat.service.maxRequestsInFlight = 100_000
         chat.service.revealBlockedBy = revealBlockedBy
+        chat.service.maxConnectionsPerUser = maxConnectionsPerUser
         let clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         let server = try await GatewayServer.make(settings: settings, chat: chat, logger: logger, clock: clock)
@@ -77,10 +83,10 @@ final class LiveGateway: Sendable {
         return ChatClient(url: url, transport: transport, options: options) { [self] in try await token(for: user) }
     }
 
-    /// Closes every connection of `user` from the server side (1001).
-    func closeConnections(of user: String) {
+    /// Closes every connection of `user` from the server side (1001, or `code`).
+    func closeConnections(of user: String, code: UInt16 = 1001) {
         guard let chat = server.router.chat else { return }
-        chat.inbox.async { chat.closeSessions(of: user, code: .goingAway, reason: "test") }
+        chat.inbox.async { chat.closeSessions(of: user, code: CloseCode(code), reason: "test") }
     }
 
     /// One admin API call; the status and the JSON body.

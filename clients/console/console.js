@@ -197,9 +197,17 @@ async function signIn(session) {
   } catch (error) {
     client.close();
     sessionStorage.removeItem(sessionKey);
+    // The SDK sends the token after the upgrade, so a refusal says why (its close code).
+    const why = {
+      4001: "That token has expired.",
+      4002: "That user is deactivated.",
+      4003: "That user is banned.",
+      4004: "The gateway did not accept that token (wrong secret, or not a valid user id).",
+      4005: "That user already holds as many connections as the gateway allows.",
+    }[error.closeCode];
     const reason = session.kind === "dev"
-      ? `Could not sign in as ${session.userId}: ${error.message}`
-      : "The gateway did not accept that token (wrong secret, expired, or not a valid user id), or it cannot be reached.";
+      ? `Could not sign in as ${session.userId}: ${why || error.message}`
+      : why || `The gateway cannot be reached (${error.message}).`;
     return showSignIn(reason);
   }
   state.client = client;

@@ -15,10 +15,14 @@
 // - Events: `on(name, fn)` for one event, `on("*", fn)` for all of them,
 //   `onChannel(channelId, fn)` for the events about one channel; `on("state", fn)`
 //   for the connection's own changes.
+// - The token never goes into the URL: the client connects to `?auth=message` and
+//   sends `{"type":"auth","token"}` as its first message (PROTOCOL.md §1, v1.2), so
+//   a refused token comes back as a close code the browser can read: 4004 (refused)
+//   or 4001 (expired) asks the token provider once more, and a fresh token refused
+//   too ends the client; 4002 (deactivated) and 4003 (banned) end it at once; 4005
+//   (too many connections) is retried with backoff.
 // - Reconnects with exponential backoff and jitter; the token provider is asked
-//   again after `session.expiring`, a 4001 close, or a connection that failed to
-//   open (a WebSocket cannot tell a refused token from an unreachable gateway).
-//   Close 4002 (deactivated user) ends the client.
+//   again after `session.expiring`, a 4001 close, or a refused token.
 // - `messages(channelId, { afterSeq })` yields every message of the channel the
 //   user can see exactly once, in `seq` order, across reconnects (ChannelFeed).
 // - Requests in flight when the connection drops are sent again once it is back
@@ -34,7 +38,10 @@
  * A refused request (`code` is the gateway's, PROTOCOL.md §11) or a failure of the
  * connection itself: ERR_DISCONNECTED (the connection dropped before the answer, for a
  * request that is not safe to repeat), ERR_TIMEOUT (no answer within `requestTimeoutMs`),
- * ERR_NOT_CONNECTED (the client is closed), ERR_CONNECT_FAILED (`connect()` could not open).
+ * ERR_NOT_CONNECTED (the client is closed), ERR_CONNECT_FAILED (`connect()` could not reach
+ * the gateway). A refused `auth` rejects `connect()` with the §11 code the gateway named in
+ * its close reason (ERR_NOT_LOGGED_IN, ERR_TOKEN_EXPIRED, ERR_FORBIDDEN) and `closeCode`
+ * (4004, 4001, 4002, 4003, 4005).
  */
 export class ChatError extends Error {
   constructor(code, message, details = {}) {
@@ -43,6 +50,7 @@ export class ChatError extends Error {
     this.code = code;
     if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
     if (details.requestType !== undefined) this.requestType = details.requestType;
+    if (details.closeCode !== undefined) this.closeCode = details.closeCode;
   }
 }
 
@@ -55,8 +63,26 @@ export const ConnectionState = Object.freeze({
   closed: "closed", // close(), a failed connect(), or the gateway ended the user (4002)
 });
 
-const deactivatedCloseCode = 4002;
 const tokenExpiredCloseCode = 4001;
+const deactivatedCloseCode = 4002;
+const bannedCloseCode = 4003;
+const unauthorizedCloseCode = 4004;
+const tooManyConnectionsCloseCode = 4005;
+
+/** A refused or expired token: worth one fresh token from the provider. */
+const isTokenRefusal = (code) => code === unauthorizedCloseCode || code === tokenExpiredCloseCode;
+/** The gateway will refuse this user whatever the token: nothing is retried. */
+const isUserRefusal = (code) => code === deactivatedCloseCode || code === bannedCloseCode;
+
+/** The §11 code a refusal's close reason starts with ("ERR_NOT_LOGGED_IN: …"), else one for its close code. */
+function refusalCode(closeCode, reason) {
+  const named = /^(ERR_[A-Z_]+)/.exec(reason || "");
+  if (named) return named[1];
+  if (closeCode === unauthorizedCloseCode) return "ERR_NOT_LOGGED_IN";
+  if (closeCode === tokenExpiredCloseCode) return "ERR_TOKEN_EXPIRED";
+  if (isUserRefusal(closeCode) || closeCode === tooManyConnectionsCloseCode) return "ERR_FORBIDDEN";
+  return "ERR_CONNECT_FAILED";
+}
 
 // MARK: Reconnect backoff
 
@@ -271,13 +297,13 @@ export class ChatClient {
    * @param {object} options
    * @param {string} options.url  the WebSocket endpoint, e.g. wss://chat.example.com/v1/ws
    * @param {string|(() => string|Promise<string>)} options.token  a JWT, or a function returning one: called
-   *   before the first connect and again after `session.expiring`, a 4001 close, or a connection that failed to open
+   *   before the first connect and again after `session.expiring`, a 4001 close, or a refused token
    * @param {Function} [options.WebSocket]  a WebSocket class with the browser's API (default: globalThis.WebSocket)
    * @param {string} [options.device]  the connection's `device` label (§1)
    * @param {boolean} [options.hideBlocked]  `hideBlocked=1` (§5)
    * @param {boolean} [options.retryRateLimited=false]  a send refused with ERR_RATE_LIMITED waits `retryAfterMs` and goes again
    * @param {number} [options.requestTimeoutMs=30000]  how long a request waits for its answer, reconnects included
-   * @param {number} [options.connectTimeoutMs=15000]  how long one connection attempt may take to open
+   * @param {number} [options.connectTimeoutMs=15000]  how long one connection attempt may take to open and authenticate
    * @param {{baseMs: number, maxMs: number}} [options.backoff]  reconnect delays (default 250 ms doubling to 30 s)
    * @param {number} [options.historyPageSize=100]  messages per history page when catching up
    * @param {number} [options.keepAliveMs=30000]  after this long with nothing received, a `me` request checks the connection (0: off)
@@ -306,6 +332,7 @@ export class ChatClient {
     this.token = null;
     this.tokenStale = true; // ask the provider before the next connect
     this.attempt = 0; // reconnect attempts since the connection was lost
+    this.tokensRefused = 0; // refused tokens in a row (a fresh one refused too ends the client)
     this.reconnectTimer = null;
     this.keepAliveTimer = null;
     this.everOpened = false;
@@ -374,9 +401,10 @@ export class ChatClient {
   // MARK: Connection
 
   /**
-   * Connects; rejects with ERR_CONNECT_FAILED when the gateway cannot be reached or refuses
-   * the token (with a token function, after a second try with a fresh token). Once
-   * connected, the client reconnects by itself until `close()`.
+   * Connects; rejects with ERR_CONNECT_FAILED when the gateway cannot be reached, and with
+   * the refusal's §11 code and `closeCode` when it refuses the user (a refused token, with a
+   * token function, after a second try with a fresh one). Once connected, the client
+   * reconnects by itself until `close()` or a refusal that no retry can change.
    */
   connect() {
     if (this.state === ConnectionState.open) return Promise.resolve();
@@ -386,19 +414,19 @@ export class ChatClient {
     this.everOpened = false;
     this.setState(ConnectionState.connecting);
     this.opening = (async () => {
-      // A WebSocket does not say why it did not open: the token may have been refused, so a
-      // token function is asked for a fresh one and tried once more.
+      // A refused token is asked for again once (a token function may have handed out one
+      // that expired meanwhile); any other failure is the answer.
       const tries = this.canRefreshToken ? 2 : 1;
       let failure;
       for (let tried = 0; tried < tries; tried += 1) {
         failure = await this.open();
         if (this.userClosed) throw new ChatError("ERR_NOT_CONNECTED", "closed by the client while connecting");
         if (!failure) return;
+        if (!isTokenRefusal(failure.closeCode)) break;
         this.tokenStale = true;
       }
-      this.end(failure.reason);
-      throw new ChatError("ERR_CONNECT_FAILED",
-        `could not connect: the gateway refused the token or cannot be reached (${failure.reason})`);
+      this.end(failure.reason, failure.closeCode ? { closeCode: failure.closeCode, final: true } : {});
+      throw new ChatError(failure.code, `could not connect: ${failure.reason}`, { closeCode: failure.closeCode });
     })().finally(() => {
       this.opening = null;
     });
@@ -466,8 +494,10 @@ export class ChatClient {
   }
 
   /**
-   * One connection attempt: resolves with null once the socket is open (and wired up), or
-   * with `{ reason }` when it failed before opening.
+   * One connection attempt: the upgrade to `?auth=message`, then the token as the first
+   * message. Resolves with null once `auth` was answered (the socket is wired up), or with
+   * `{ reason, code, closeCode }` when it failed before: `closeCode` is the gateway's close
+   * code (4004, 4001, 4002, 4003, 4005 for a refusal), `code` the §11 code it named.
    */
   async open() {
     if (this.tokenStale || this.token === null) {
@@ -475,51 +505,87 @@ export class ChatClient {
         this.token = await this.tokenProvider();
         this.tokenStale = false;
       } catch (error) {
-        return { reason: `the token provider failed: ${error?.message || error}` };
+        return { reason: `the token provider failed: ${error?.message || error}`, code: "ERR_CONNECT_FAILED" };
       }
     }
-    if (this.userClosed) return { reason: "closed by the client" };
+    if (this.userClosed) return { reason: "closed by the client", code: "ERR_NOT_CONNECTED" };
     const url = new URL(this.options.url);
-    url.searchParams.set("token", this.token);
+    url.searchParams.delete("token");
+    url.searchParams.set("auth", "message");
     if (this.options.device) url.searchParams.set("device", this.options.device);
     if (this.options.hideBlocked) url.searchParams.set("hideBlocked", "1");
     let socket;
     try {
       socket = new this.WebSocket(url.toString());
     } catch (error) {
-      return { reason: `cannot open ${this.options.url}: ${error?.message || error}` };
+      return { reason: `cannot open ${this.options.url}: ${error?.message || error}`, code: "ERR_CONNECT_FAILED" };
     }
+    const token = this.token;
     return new Promise((resolve) => {
-      const failed = (reason) => {
+      let authId = null;
+      const failed = (reason, closeCode = null) => {
         clearTimeout(timer);
         detach(socket);
         try {
           socket.close();
         } catch {}
-        resolve({ reason });
+        resolve({ reason, closeCode, code: closeCode ? refusalCode(closeCode, reason) : "ERR_CONNECT_FAILED" });
       };
       const timer = setTimeout(() => failed(`not open within ${this.options.connectTimeoutMs} ms`),
         this.options.connectTimeoutMs);
       socket.onopen = () => {
+        if (this.userClosed) {
+          failed("closed by the client");
+          return;
+        }
+        authId = ++this.lastRequestId;
+        try {
+          socket.send(JSON.stringify({ id: authId, type: "auth", token }));
+        } catch {
+          failed("the connection closed before auth");
+        }
+      };
+      // The gateway sends nothing before the `auth` reply, which carries `me`'s result.
+      socket.onmessage = (event) => {
+        let frame;
+        try {
+          frame = JSON.parse(event.data);
+        } catch {
+          return;
+        }
+        if (authId === null || frame.id !== authId) return;
+        if (frame.type !== "ok") {
+          const error = frame.error || {};
+          failed(`auth refused: ${error.code}: ${error.message}`);
+          return;
+        }
         clearTimeout(timer);
         if (this.userClosed) {
           failed("closed by the client");
           return;
         }
-        this.opened(socket);
+        this.opened(socket, frame.result);
         resolve(null);
       };
-      // Browsers follow a failed opening with a close event; Node 20's WebSocket sends only
-      // the error. Neither says why (a refused token, a draining or unreachable gateway).
-      socket.onerror = () => failed("the gateway cannot be reached or refused the token");
-      socket.onclose = (event) => failed(event.reason || "the gateway cannot be reached or refused the token");
+      // A socket that could not open reports an error (Node 20's WebSocket reports nothing
+      // else); one the gateway closed (a refused token) reports its close code and reason.
+      socket.onerror = () => {
+        if (authId === null) failed("the gateway cannot be reached");
+      };
+      socket.onclose = (event) => {
+        const refused = event.code >= 4000 && event.code < 5000;
+        failed(event.reason || (refused ? `refused (${event.code})` : "the gateway cannot be reached"),
+          refused ? event.code : null);
+      };
     });
   }
 
-  opened(socket) {
+  /** The socket is open and authenticated; `me` is the `auth` reply (`me`'s result). */
+  opened(socket, me) {
     const reconnected = this.everOpened;
     this.everOpened = true;
     this.attempt = 0;
+    this.tokensRefused = 0;
     this.socket = socket;
     socket.onmessage = (event) => this.received(socket, event.data);
     socket.onclose = (event) => this.lost(socket, event.code, event.reason);
@@ -539,7 +605,7 @@ export class ChatClient {
       }
     }
     for (const channelId of this.feeds.keys()) this.catchUp(channelId);
-    this.emit("open", { reconnected });
+    this.emit("open", { reconnected, me });
   }
 
   /** The open socket closed (or the keep-alive gave up on it). */
@@ -549,8 +615,8 @@ export class ChatClient {
     this.socket = null;
     this.stopKeepAlive();
     if (this.userClosed) return;
-    if (code === deactivatedCloseCode) {
-      this.end("this user was deactivated", { closeCode: code, final: true });
+    if (isUserRefusal(code)) {
+      this.end(code === deactivatedCloseCode ? "this user was deactivated" : "this user was banned", { closeCode: code, final: true });
       return;
     }
     if (code === tokenExpiredCloseCode) this.tokenStale = true;
@@ -584,9 +650,23 @@ export class ChatClient {
     if (this.userClosed) return;
     const failure = await this.open();
     if (!failure || this.userClosed) return;
-    // A WebSocket does not say why it did not open: the token may have been refused.
-    if (this.canRefreshToken) this.tokenStale = true;
-    this.scheduleReconnect({ reason: failure.reason });
+    const { closeCode, reason } = failure;
+    if (isUserRefusal(closeCode)) {
+      this.end(reason, { closeCode, final: true });
+      return;
+    }
+    if (isTokenRefusal(closeCode)) {
+      // One fresh token at once; a fresh one refused too will not change by waiting.
+      this.tokensRefused += 1;
+      if (!this.canRefreshToken || this.tokensRefused >= 2) {
+        this.end(reason, { closeCode, final: true });
+        return;
+      }
+      this.tokenStale = true;
+      this.reconnectAttempt();
+      return;
+    }
+    this.scheduleReconnect({ reason, closeCode });
   }
 
   startKeepAlive() {

@@ -4,18 +4,28 @@ import EventLoop
 import WebSocket
 
 extension ChatService {
-    /// The upgrade's verdict: a session registered on its loop, or the HTTP error of PROTOCOL.md §1.
+    /// The upgrade's verdict: a session registered on its loop, the HTTP error of PROTOCOL.md §1,
+    /// or (`?auth=message` without a token) an upgrade whose token comes in its first message.
     enum SessionVerdict: Sendable {
         case accept(SessionRecord)
         case reject(HTTPResponse)
+        case awaitAuthMessage(SessionOptions)
+    }
+
+    /// What a connection asks for besides its user (§1 query parameters).
+    struct SessionOptions: Sendable, Equatable {
+        var device: String?
+        var hideBlocked: Bool
     }
 
     static func reject(_ status: Int, _ error: ChatError) -> SessionVerdict {
         .reject(.error(status: status, code: error.code.rawValue, message: error.message))
     }
 
-    /// Authenticates a `/v1/ws` upgrade and registers its session; `completion`
-    /// runs on the core queue (the caller hops back to its loop).
+    /// Judges a `/v1/ws` upgrade: its Origin, then its token (`?token=` or `Authorization:
+    /// Bearer`). A token is verified and its session registered, and `completion` runs on the
+    /// core queue (the caller hops back to its loop); without one, `?auth=message` is answered at
+    /// once (the token follows the upgrade), anything else is 401.
     func openSession(_ request: HTTPRequest, loop: EventLoop, completion: @escaping @Sendable (SessionVerdict) -> Void) {
         if !settings.allowedOrigins.isEmpty, let origin = request.header("Origin"), !settings.allowedOrigins.contains(origin) {
             completion(Self.reject(403, ChatError(.forbidden, "origin \(origin) is not allowed")))
@@ -25,37 +35,52 @@ extension ChatService {
         if token == nil, let authorization = request.header("Authorization"), authorization.hasPrefix("Bearer ") {
             token = String(authorization.dropFirst(7).drop(while: { $0 == " " }))
         }
+        let options = SessionOptions(device: request.queryValue("device"), hideBlocked: request.queryValue("hideBlocked") == "1")
         guard let token, !token.isEmpty else {
-            completion(Self.reject(401, ChatError(.notLoggedIn, "token missing")))
+            if request.queryValue("auth") == "message" {
+                completion(.awaitAuthMessage(options))
+            } else {
+                completion(Self.reject(401, ChatError(.notLoggedIn, "token missing")))
+            }
             return
         }
-        let device = request.queryValue("device")
-        let hideBlocked = request.queryValue("hideBlocked") == "1"
+        authenticate(token, options: options, loop: loop) { result in
+            switch result {
+            case .success(let record): completion(.accept(record))
+            case .failure(let refusal): completion(.reject(refusal.httpResponse))
+            }
+        }
+    }
+
+    /// Verifies `token` and registers a session for its user on `loop`, or says why not;
+    /// `completion` runs on the core queue. The upgrade and the `auth` message both come here,
+    /// so a session is the same whichever way its token came.
+    func authenticate(_ token: String, options: SessionOptions, loop: EventLoop,
+                      completion: @escaping @Sendable (Result<SessionRecord, SessionRefusal>) -> Void) {
         Task(executorPreference: DispatchTaskExecutor.shared) { [self] in
             let verified = await tokens.verify(token)
             inbox.async { [self] in
                 switch verified {
                 case .failure(let error):
-                    completion(Self.reject(401, error))
+                    completion(.failure(SessionRefusal(token: error)))
                 case .success(let identity):
                     guard let bus else {
-                        completion(register(identity, device: device, hideBlocked: hideBlocked, loop: loop))
+                        completion(register(identity, options: options, loop: loop))
                         return
                     }
-                    storeNewUser(identity, refused: { completion($0) }) { [self] in
+                    storeNewUser(identity, refused: { completion(.failure($0)) }) { [self] in
                         admitAcrossNodes(identity, bus: bus) { [self] entry in
                             // With an entry, Redis announces the user online to every node.
-                            let verdict = register(identity, device: device, hideBlocked: hideBlocked, loop: loop,
-                                                   presenceOnBus: entry != nil)
-                            if case .accept(let record) = verdict, let entry {
+                            let verdict = register(identity, options: options, loop: loop, presenceOnBus: entry != nil)
+                            if case .success(let record) = verdict, let entry {
                                 connectionEntries[record.id] = (identity.userID, entry)
                             } else if let entry {
                                 bus.releaseConnection(user: identity.userID, entry: entry, now: clock.now()) { _ in }
                             }
                             completion(verdict)
                         } refused: { [self] in
-                            completion(Self.reject(429, ChatError(.forbidden,
-                                "user already holds \(settings.maxConnectionsPerUser) live connections across the cluster")))
+                            completion(.failure(SessionRefusal(.tooManyConnections, ChatError(.forbidden,
+                                "user already holds \(settings.maxConnectionsPerUser) live connections across the cluster"))))
                         }
                     }
                 }
@@ -66,12 +91,12 @@ extension ChatService {
     /// Cluster mode: a user connecting for the first time is stored before its upgrade is
     /// answered, so that a request naming it on another node right after finds it in the
     /// store (`withKnownUsers`). A user this node knows goes on at once.
-    private func storeNewUser(_ identity: VerifiedToken, refused: @escaping @Sendable (SessionVerdict) -> Void,
+    private func storeNewUser(_ identity: VerifiedToken, refused: @escaping @Sendable (SessionRefusal) -> Void,
                               then body: @escaping @Sendable () -> Void) {
         guard directory.users[identity.userID] == nil else { return body() }
         let stored = adminCall { reply in
             if case .failure = reply {
-                refused(Self.reject(503, ChatError(.internalError, "storage failed; retry")))
+                refused(SessionRefusal(.unavailable, ChatError(.internalError, "storage failed; retry")))
             } else {
                 body()
             }
@@ -109,16 +134,18 @@ extension ChatService {
         }
     }
 
-    private func register(_ identity: VerifiedToken, device: String?, hideBlocked: Bool, loop: EventLoop,
-                          presenceOnBus: Bool = false) -> SessionVerdict {
+    private func register(_ identity: VerifiedToken, options: SessionOptions, loop: EventLoop,
+                          presenceOnBus: Bool = false) -> Result<SessionRecord, SessionRefusal> {
         if directory.users[identity.userID]?.deactivated == true {
-            return Self.reject(403, ChatError(.forbidden, "user is deactivated"))
+            return .failure(SessionRefusal(.deactivated, ChatError(.forbidden, "user is deactivated")))
         }
         let live = sessions[identity.userID]?.count ?? 0
         if live >= settings.maxConnectionsPerUser {
-            return Self.reject(429, ChatError(.forbidden, "user already holds \(live) live connections"))
+            return .failure(SessionRefusal(.tooManyConnections, ChatError(.forbidden, "user already holds \(live) live connections")))
         }
-        guard let shard = shard(for: loop) else { return Self.reject(503, ChatError(.internalError, "no hub for this loop")) }
+        guard let shard = shard(for: loop) else {
+            return .failure(SessionRefusal(.unavailable, ChatError(.internalError, "no hub for this loop")))
+        }
         // The token's profile and the time are kept at once and written in the background.
         var user = directory.users[identity.userID] ?? User(id: identity.userID, createdAt: clock.now())
         if let name = identity.name { user.name = name }
@@ -129,8 +156,8 @@ extension ChatService {
         let slot = freeSlots[loop.index].popLast() ?? nextSlot[loop.index]
         if slot == nextSlot[loop.index] { nextSlot[loop.index] += 1 }
         let address = SessionAddress(serial: lastSessionSerial, loopIndex: loop.index, slot: slot)
-        let record = SessionRecord(id: address.id, userID: user.id, userNumber: number(for: user.id), device: device,
-                                   hideBlocked: hideBlocked, expiresAt: identity.expiresAt, loopIndex: loop.index)
+        let record = SessionRecord(id: address.id, userID: user.id, userNumber: number(for: user.id), device: options.device,
+                                   hideBlocked: options.hideBlocked, expiresAt: identity.expiresAt, loopIndex: loop.index)
         sessions[user.id, default: []].append(record)
         if !presenceOnBus { run(engine.presenceChanged(user.id, online: true, at: clock.now())) }
         let channels = directory.channelIDs(of: user.id)
@@ -140,7 +167,7 @@ extension ChatService {
         loop.execute { [self] in
             shard.register(record, channels: channels, blocked: blocked, blockedBy: blockedBy, service: self)
         }
-        return .accept(record)
+        return .success(record)
     }
 
     /// The session the core registered on `loop`, for the upgrade (call on the loop).

@@ -44,20 +44,33 @@ final class ChatSession: WebSocketApplication {
     func webSocket(_ socket: WebSocketChannel, didReceiveText bytes: [UInt8]) {
         switch RequestDecoder.decode(bytes) {
         case .success(let request):
-            switch budget.admit(now: service.clock.monotonicNow()) {
-            case .admitted:
-                service.handle(request, from: record)
-            case .limited(let retryAfterMs):
-                service.metrics.requestsRefusedByRate.increment()
-                send(WireEncoding.error(id: request.id, ChatError(
-                    .rateLimited, "over this connection's request budget", retryAfterMs: retryAfterMs)))
-            case .tooManyInFlight:
-                service.metrics.requestsRefusedInFlight.increment()
-                send(WireEncoding.error(id: request.id, ChatError(
-                    .rateLimited, "\(budget.maxInFlight) requests of this connection are still in flight", retryAfterMs: 10)))
-            }
+            receive(request)
         case .failure(let failure):
+            if failure.error.code == .unknownType, case .auth = AuthRequest.read(bytes) {
+                // PROTOCOL.md §1: `auth` opens a `?auth=message` connection's session; a
+                // connection has one user for its whole life, so a later `auth` changes nothing.
+                send(WireEncoding.error(id: failure.id, ChatError(
+                    .badRequest, "already authenticated: auth is only the first message of a connection")))
+                return
+            }
             send(WireEncoding.error(id: failure.id, failure.error))
+        }
+    }
+
+    /// A decoded request, within this connection's budget (the `auth` request that opened
+    /// the session comes here as `me`).
+    func receive(_ request: Request) {
+        switch budget.admit(now: service.clock.monotonicNow()) {
+        case .admitted:
+            service.handle(request, from: record)
+        case .limited(let retryAfterMs):
+            service.metrics.requestsRefusedByRate.increment()
+            send(WireEncoding.error(id: request.id, ChatError(
+                .rateLimited, "over this connection's request budget", retryAfterMs: retryAfterMs)))
+        case .tooManyInFlight:
+            service.metrics.requestsRefusedInFlight.increment()
+            send(WireEncoding.error(id: request.id, ChatError(
+                .rateLimited, "\(budget.maxInFlight) requests of this connection are still in flight", retryAfterMs: 10)))
         }
     }
 

@@ -55,8 +55,9 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
     }
 
     public func connectionDidConnect(_ connection: SocketConnection) {
+        // The token goes in the first message, not the URL (proxies log URLs: PROTOCOL.md §1).
         var path = url.path.isEmpty ? "/v1/ws" : url.path
-        path += "?token=\(token)"
+        path += "?auth=message"
         if let query = url.query { path += "&" + query }
         connection.write(WebSocketClientHandshake(host: url.host ?? "localhost", target: path).request)
     }
@@ -74,6 +75,13 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
                 return
             }
             upgraded = true
+            var auth = JSONWriter()
+            auth.beginObject()
+            auth.key("id"); auth.string("auth")
+            auth.key("type"); auth.string("auth")
+            auth.key("token"); auth.string(token)
+            auth.endObject()
+            connection.write(webSocket.encodeText(auth.bytes))
             emit("connected; type help for commands")
             input = rest
         }

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresStorage
 
 extension GatewayConfiguration {
     /// Range and cross-key checks; the first failure is thrown.
@@ -30,6 +31,9 @@ extension GatewayConfiguration {
         if storage.backend == .postgres {
             try Self.require(!(storage.postgresURL ?? "").isEmpty, .storagePostgresURL,
                              "must be set with storage.backend postgres (postgres://user:password@host:port/database)")
+            // The URL is a secret: the problem is named, the value never repeated.
+            let problem = storage.postgresURL.flatMap(PostgresStore.urlProblem)
+            try Self.require(problem == nil, .storagePostgresURL, problem ?? "")
         }
         try Self.requireSecret(auth.jwtSecret, .authJWTSecret)
         // HS256 keys shorter than the hash output weaken the MAC (RFC 7518 §3.2).

@@ -94,6 +94,10 @@ final class HTTPRouter: Sendable {
                             completion(.upgrade(upgrade, open: { loop in chat.registeredSession(record, on: loop) }))
                         case .reject(let response):
                             completion(.respond(response))
+                        case .awaitAuthMessage(let options):
+                            completion(.upgrade(upgrade, open: { loop in
+                                AwaitingAuthSession(service: chat, options: options, loop: loop)
+                            }))
                         }
                     }
                 }

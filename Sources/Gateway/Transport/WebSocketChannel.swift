@@ -5,10 +5,11 @@ import WebSocket
 /// bytes of a `SocketConnection` and hands messages to the application.
 final class WebSocketChannel {
     let socket: SocketConnection
-    let application: any WebSocketApplication
+    /// Replaced once at most: by the session an `auth` message opened (`handOver`).
+    private(set) var application: any WebSocketApplication
     private var protocolState: WebSocketConnection
     private var events: [WebSocketConnection.Event] = []
-    private let timeouts: TransportSettings.Timeouts
+    let timeouts: TransportSettings.Timeouts
     private var pingSentTick: UInt64?
     /// The close code once the close handshake began.
     private(set) var closeCode: CloseCode?
@@ -52,6 +53,12 @@ final class WebSocketChannel {
             }
         }
         events.removeAll(keepingCapacity: events.capacity <= 16)
+    }
+
+    /// From now on `application` gets every message, tick and the close (PROTOCOL.md §1: the
+    /// session an `auth` message opened takes over from `AwaitingAuthSession`).
+    func handOver(to application: any WebSocketApplication) {
+        self.application = application
     }
 
     func send(text: [UInt8]) {

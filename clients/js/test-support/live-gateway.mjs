@@ -218,8 +218,18 @@ export class KillableProxy {
   constructor(targetPort) {
     this.connections = new Set();
     this.accepted = 0;
+    this.requestLines = []; // the first line each client sent (its HTTP request line)
     this.server = createServer((client) => {
       this.accepted += 1;
+      let head = "";
+      const readRequestLine = (chunk) => {
+        head += chunk.toString("latin1");
+        const end = head.indexOf("\r\n");
+        if (end < 0 && head.length < 8192) return;
+        this.requestLines.push(end < 0 ? head : head.slice(0, end));
+        client.off("data", readRequestLine);
+      };
+      client.on("data", readRequestLine);
       const upstream = connect(targetPort, "127.0.0.1");
       const pair = { client, upstream };
       this.connections.add(pair);
