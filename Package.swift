@@ -43,8 +43,7 @@ let package = Package(
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "CEpoll"),
-        .target(name: "CHiredis", linkerSettings: [.linkedLibrary("hiredis")]),
-        .target(name: "Redis", dependencies: ["CHiredis", "EventLoop"], swiftSettings: strict),
+        .target(name: "Redis", dependencies: ["EventLoop"], swiftSettings: strict),
         .target(name: "ChatCore", swiftSettings: hotPath),
         .target(name: "Storage", dependencies: ["CSQLite", "ChatCore"], swiftSettings: hotPath),
         .target(
