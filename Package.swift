@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis", "ClientAssets",
+                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis", "ClientAssets", "COpenSSL",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
