@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
+import Logging
 import ServiceTestSupport
+import Synchronization
 import Testing
 @testable import Gateway
 
@@ -42,12 +44,13 @@ struct ClusterRedisTrustTests {
     }
 
     private func cluster(nodes count: Int = 2, redis: RedisTestServer? = nil, redisURL: ((Int) -> String)? = nil,
+                         logger: Logger = TestGateway.suiteLogger, waitForBus: Bool = true,
                          configure: @escaping (inout ChatSettings) -> Void = { _ in }) async throws -> Cluster {
         let database = try await PostgresTestDatabase.make()
         let redis = try redis ?? RedisTestServer()
         var nodes: [TestGateway] = []
         for n in 1...count {
-            nodes.append(try await TestGateway.chat { _, chat in
+            nodes.append(try await TestGateway.chat(logger: logger) { _, chat in
                 chat.postgresURL = database.url
                 chat.redisURL = redisURL?(redis.port) ?? "redis://127.0.0.1:\(redis.port)"
                 chat.nodeID = "node-\(n)"
@@ -56,7 +59,7 @@ struct ClusterRedisTrustTests {
         }
         let latest = nodes.map { $0.clock.now() }.max() ?? 0
         for node in nodes { node.clock.advance(by: latest - node.clock.now()) }
-        for node in nodes {
+        for node in nodes where waitForBus {
             try await eventually("node's bus up") { node.server.router.chat?.bus?.isReachable == true }
         }
         return Cluster(database: database, redis: redis, nodes: nodes)
@@ -185,18 +188,36 @@ struct ClusterRedisTrustTests {
             }
         }
         #expect(slowest < Double(timeoutMs) / 1000 + 0.5, "slowest send answered after \(slowest) s")
-        try await eventually("readyz 503", seconds: 6) {
-            try await cluster.nodes[0].http("GET", "/readyz").status == 503
+        // Both nodes notice, node 2 with nothing to send (its keepalive PING goes unanswered).
+        for node in cluster.nodes {
+            try await eventually("readyz 503", seconds: 6) { try await node.http("GET", "/readyz").status == 503 }
         }
         cluster.redis.resume()
         for node in cluster.nodes {
             try await eventually("readyz 200 again", seconds: 10) { try await node.http("GET", "/readyz").status == 200 }
         }
-        let resync = try bob.nextEvent("session.resync")
-        #expect((resync["data"] as? [String: Any])?["channelIds"] as? [String] == [channelID])
+        for client in [alice, bob] {
+            let resync = try client.nextEvent("session.resync")
+            #expect((resync["data"] as? [String: Any])?["channelIds"] as? [String] == [channelID])
+        }
         let history = try bob.ok("message.history", ["channelId": channelID, "afterSeq": 0])
         let texts = (history["messages"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }
         #expect(Set(acknowledged).isSubset(of: Set(texts)), "acknowledged \(acknowledged), stored \(texts)")
+        await cluster.end()
+    }
+
+    /// A wrong password: the node says why it cannot reach Redis (Redis's WRONGPASS) and
+    /// stays unready, and no log line holds the password, whatever the line.
+    @Test func aRefusedRedisPasswordIsLoggedWithoutIt() async throws {
+        let redis = try RedisTestServer(arguments: ["--requirepass", "the-right-password"])
+        let lines = LogLines()
+        let cluster = try await cluster(nodes: 1, redis: redis, redisURL: { "redis://:redis-pw-never-logged@127.0.0.1:\($0)/1" },
+                                        logger: lines.logger, waitForBus: false)
+        try await eventually("the refusal logged") {
+            lines.all.contains { $0.contains("bus.reconnect") && $0.contains("AUTH refused") }
+        }
+        try await eventually("readyz 503") { try await cluster.nodes[0].http("GET", "/readyz").status == 503 }
+        #expect(!lines.all.isEmpty && lines.all.allSatisfy { !$0.contains("redis-pw-never-logged") })
         await cluster.end()
     }
 
@@ -205,7 +226,7 @@ struct ClusterRedisTrustTests {
     @Test func aClusterOverVerifiedTLSWithAPassword() async throws {
         let authority = try TestCertificateAuthority(name: "cluster")
         let pair = try authority.serverCertificate(named: "redis", subjectAltName: "IP:127.0.0.1")
-        let password = "cluster-Redis-pw-9"
+        let password = "redis-pw-never-logged"
         let redis = try RedisTestServer(arguments: ["--tls-cert-file", pair.certificate, "--tls-key-file", pair.key,
                                                     "--tls-ca-cert-file", authority.certificate, "--tls-auth-clients", "no",
                                                     "--requirepass", password], tlsOnly: true)
@@ -218,5 +239,18 @@ struct ClusterRedisTrustTests {
         _ = try alice.send(channelID, "over rediss")
         #expect(((try bob.nextEvent("message.new"))["data"] as? [String: Any])?["text"] as? String == "over rediss")
         await cluster.end()
+    }
+}
+
+/// The JSON lines a gateway logs, kept for a test to read.
+private final class LogLines: Sendable {
+    private let storage = Mutex<[String]>([])
+
+    var all: [String] { storage.withLock { $0 } }
+
+    var logger: Logger {
+        Logger(label: "chat-gateway") { label in
+            JSONLogHandler(label: label, level: .debug) { line in self.storage.withLock { $0.append(line) } }
+        }
     }
 }
