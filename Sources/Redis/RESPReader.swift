@@ -139,16 +139,19 @@ public struct RESPReader: Sendable {
             index += 1
         }
         guard index < line.upperBound, line.upperBound - index <= 19 else { throw Failure(description: "bad integer") }
+        // Accumulated with the number's sign, so that Int64.min (which a Lua script turns an
+        // infinite number into) reads like any other integer.
         var value: Int64 = 0
         while index < line.upperBound {
             let byte = buffer[index]
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { throw Failure(description: "bad integer") }
+            let digit = Int64(byte - UInt8(ascii: "0"))
             let (times, overflowTimes) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflowSum) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            let (sum, overflowSum) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
             guard !overflowTimes, !overflowSum else { throw Failure(description: "integer out of range") }
             value = sum
             index += 1
         }
-        return negative ? -value : value
+        return value
     }
 }

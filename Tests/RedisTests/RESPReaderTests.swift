@@ -20,6 +20,13 @@ import Testing
         ])
     }
 
+    /// What Redis sends for a Lua number it cannot hold (`math.ceil(inf)`) is a valid reply.
+    @Test func theWholeInt64RangeReads() throws {
+        #expect(try replies(":-9223372036854775808\r\n:9223372036854775807\r\n:-0\r\n")
+                == [.integer(.min), .integer(.max), .integer(0)])
+        #expect(throws: RESPReader.Failure.self) { _ = try replies(":-9223372036854775809\r\n") }
+    }
+
     @Test func aReplySplitAtEveryByteComesOutWhole() throws {
         let bytes = Array("*3\r\n$7\r\nmessage\r\n$8\r\nchat:bus\r\n$5\r\nhello\r\n:7\r\n".utf8)
         var reader = RESPReader()
