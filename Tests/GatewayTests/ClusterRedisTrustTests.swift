@@ -162,6 +162,25 @@ struct ClusterRedisTrustTests {
         await cluster.end()
     }
 
+    /// A rate key written by someone else (`SET chat:rate:alice inf`) made the shared rate
+    /// script answer "limited, retry in -9223372036854775808 ms". Such an answer is not
+    /// believed: the node's own bucket decides and the answer is counted as malformed.
+    @Test func aForgedRateKeyDoesNotDecideTheRate() async throws {
+        let cluster = try await cluster(nodes: 1, configure: { chat in
+            chat.service.userMessagesPerSecond = 5
+            chat.service.userMessageBurst = 5
+        })
+        let alice = try await cluster.nodes[0].connect("alice")
+        let channelID = try await group(by: alice, with: [])
+        for value in ["inf", "9e30"] {
+            try cluster.redisCLI(["SET", "chat:rate:alice", value])
+            let reply = try alice.request("message.send", ["channelId": channelID, "text": "rate key \(value)"])
+            #expect(reply["type"] as? String == "ok", "\(reply)")
+        }
+        #expect(try await cluster.metric(0, #"chat_bus_payloads_rejected_total{reason="malformed"}"#) >= 2)
+        await cluster.end()
+    }
+
     /// A paused Redis (SIGSTOP: connections open, nothing answered): every send answers
     /// within about the command timeout (ok, stored, or ERR_INTERNAL), `/readyz` turns 503,
     /// and once Redis answers again `/readyz` is 200 and the clients resync; no

@@ -174,6 +174,10 @@ final class ClusterBus: @unchecked Sendable {
         return {1, 0}
         """
 
+    /// The longest wait a rate refusal can honestly name (a bucket of 1 a second and a
+    /// burst far beyond any configuration); past it the script's answer is not believed.
+    static let maxRetryAfterMs: Int64 = 3_600_000
+
     /// Takes one token of `user`'s message rate (PROTOCOL.md §6) from the bucket every node
     /// shares; `decided` gets nil when Redis cannot answer. `now` in wall-clock ms.
     func takeRate(user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds,
@@ -186,9 +190,17 @@ final class ClusterBus: @unchecked Sendable {
             let interval = 1_000_000 / Int64(ratePerSecond)
             let tolerance = Int64(max(0, burst - 1)) * interval
             publisher.send(["EVAL", Self.takeRateScript, "1", "chat:rate:" + user, "\(now * 1000)", "\(interval)",
-                            "\(tolerance)"]) { reply in
+                            "\(tolerance)"]) { [self] reply in
                 guard case .array(let parts) = reply, parts.count == 2,
                       case .integer(let admitted) = parts[0], case .integer(let retryAfterMs) = parts[1] else {
+                    decided(nil)
+                    return
+                }
+                // A rate key someone else wrote (`SET chat:rate:<user> inf`) makes the script
+                // answer nonsense (retry in Int64.min ms): out of range, the node's own bucket
+                // decides instead.
+                guard admitted == 1 || (admitted == 0 && (1...Self.maxRetryAfterMs).contains(retryAfterMs)) else {
+                    rejectMalformed("chat:rate")
                     decided(nil)
                     return
                 }
@@ -220,7 +232,7 @@ final class ClusterBus: @unchecked Sendable {
             publisher.send(["EVAL", Self.admitAndAnnounceScript, "2", Self.connectionsKey(user), Self.onlineKey, "\(now)",
                             "\(cap)", "\(expiry)", entry, "\(Self.connectionEntryMilliseconds * 2)", user,
                             presenceSeal(online: true, at: now, user: user)]) { reply in
-                guard case .integer(let admitted) = reply else {
+                guard case .integer(let admitted) = reply, admitted == 0 || admitted == 1 else {
                     decided(nil)
                     return
                 }
