@@ -43,8 +43,7 @@ let package = Package(
         .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "CEpoll"),
-        .target(name: "CHiredis", linkerSettings: [.linkedLibrary("hiredis")]),
-        .target(name: "Redis", dependencies: ["CHiredis", "EventLoop"], swiftSettings: strict),
+        .target(name: "Redis", dependencies: ["EventLoop"], swiftSettings: strict),
         .target(name: "ChatCore", swiftSettings: hotPath),
         .target(name: "Storage", dependencies: ["CSQLite", "ChatCore"], swiftSettings: hotPath),
         .target(
@@ -72,7 +71,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis", "ClientAssets",
+                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis", "ClientAssets", "COpenSSL",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

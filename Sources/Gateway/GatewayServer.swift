@@ -5,6 +5,7 @@ import Foundation
 import EventLoop
 import Logging
 import PostgresStorage
+import Redis
 import Storage
 import Synchronization
 
@@ -95,16 +96,18 @@ public final class GatewayServer: @unchecked Sendable {
         let service = try ChatService(store: store, push: push, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
                                       settings: serviceSettings, loops: server.group.loops, logger: logger, metrics: metrics)
         server.store = store
-        if let url = chat.redisURL, let address = GatewayConfiguration.Cluster.redisAddress(url),
-           let loop = server.group.loops.first {
-            let bus = ClusterBus(host: address.host, port: address.port, nodeID: chat.nodeID, loop: loop, logger: logger,
+        if let url = chat.redisURL, let loop = server.group.loops.first {
+            let bus = ClusterBus(settings: try redisSettings(url: url, chat: chat),
+                                 signature: chat.busSecret.map(BusSignature.init(secret:)), nodeID: chat.nodeID,
+                                 loop: loop, logger: logger,
                                  metrics: metrics, received: { [weak service] event in service?.busReceived(event) },
                                  resumed: { [weak service] in service?.busResumed() },
                                  presenceChanged: { [weak service] user, online, at in
                                      service?.busPresence(user, online: online, at: at)
                                  },
                                  presenceSnapshot: { [weak service] entries in service?.busPresenceSnapshot(entries) },
-                                 typingReceived: { [weak service] relay in service?.busTyping(relay) })
+                                 typingReceived: { [weak service] relay in service?.busTyping(relay) },
+                                 resyncRequested: { [weak service] scope in service?.busResync(scope) })
             service.bus = bus
             probes.append(DependencyWatch.Probe(name: "redis", isReachable: { bus.isReachable }))
             bus.start()
@@ -116,6 +119,19 @@ public final class GatewayServer: @unchecked Sendable {
             dependencies: probes.isEmpty ? nil : DependencyWatch(probes: probes, logger: logger),
             console: settings.consoleEnabled ? webConsole(settings, chat: chat, tokens: tokens, logger: logger) : nil)
         return server
+    }
+
+    /// How the bus reaches Redis: the endpoint of `url` (validated with the configuration),
+    /// a verifying TLS context for `rediss://`, and the command timeout. Errors name what is
+    /// wrong, never the URL (it may hold a password).
+    private static func redisSettings(url: String, chat: ChatSettings) throws -> RedisConnectionSettings {
+        let endpoint = try RedisEndpoint.parse(url)
+        let tls: TLSContext? = try endpoint.usesTLS ? TLSContext.verifyingClient(caFile: chat.redisCAFile) : nil
+        let timeout = Duration.milliseconds(chat.redisCommandTimeoutMs)
+        // An idle connection PINGs often enough that a silent Redis is found within about
+        // twice the timeout even when nothing else is asked.
+        return RedisConnectionSettings(endpoint: endpoint, tls: tls, connectTimeout: timeout, commandTimeout: timeout,
+                                       keepaliveInterval: .milliseconds(max(50, min(1_000, chat.redisCommandTimeoutMs / 2))))
     }
 
     /// The web console over the files beside the binary; when they are missing it answers
@@ -247,8 +263,13 @@ struct ChatSettings: Sendable {
     var synchronous = SQLiteStore.Synchronous.normal
     /// Set: the PostgreSQL backend at this URL instead of SQLite under `dataDirectory`.
     var postgresURL: String?
-    /// Set: cluster mode, with the bus on this Redis (`redis://host:port`).
+    /// Set: cluster mode, with the bus on this Redis (`RedisEndpoint`: may hold a password).
     var redisURL: String?
+    /// CA certificates for a `rediss://` Redis (nil: the system's).
+    var redisCAFile: String?
+    var redisCommandTimeoutMs = GatewayConfiguration.Cluster.defaultCommandTimeoutMs
+    /// Set: bus payloads are signed and checked with it.
+    var busSecret: String?
     var nodeID = ChatSettings.randomNodeID()
 
     static func randomNodeID() -> String {
@@ -273,6 +294,9 @@ extension ChatSettings {
         synchronous = configuration.storage.synchronous == .full ? .full : .normal
         postgresURL = configuration.storage.backend == .postgres ? configuration.storage.postgresURL : nil
         redisURL = configuration.cluster.redisURL
+        redisCAFile = configuration.cluster.redisCAFile
+        redisCommandTimeoutMs = configuration.cluster.commandTimeoutMs
+        busSecret = configuration.cluster.busSecret
         if let id = configuration.cluster.nodeID { nodeID = id }
         service = ChatService.Settings(
             blockingMode: configuration.blocking.mode == .strict ? .strict : .standard,

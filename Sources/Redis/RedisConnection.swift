@@ -1,88 +1,105 @@
-import CHiredis
 import Dispatch
 import EventLoop
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// One hiredis async connection, driven by one of the gateway's event loops through
-/// hiredis's adapter hooks: the loop polls the socket with the interest hiredis asks
-/// for and hands readiness to `redisAsyncHandleRead` / `redisAsyncHandleWrite`.
-/// No thread of its own, no blocking call.
+/// One connection to Redis on one of the gateway's event loops: a `SocketConnection`
+/// (plain TCP or verified TLS) carrying RESP2, read with `RESPReader`, the waiting
+/// commands kept in a `RedisPipeline`. No thread of its own, no blocking call.
+///
+/// It is ready once TCP, TLS and the handshake (AUTH, SELECT, CLIENT SETNAME, PING) are
+/// done within the connect timeout: `connected` gets nil then, or the reason it failed.
+/// After that, `closed` gets the reason it went down (nil: `close()` was called). A
+/// command whose reply does not come within the command timeout closes the connection:
+/// every waiting command gets `.disconnected`, the subscription too. An idle connection
+/// PINGs every keepalive interval, so a server that stopped answering is found out
+/// while nothing else is asked.
 ///
 /// Confined to its loop: create it and call every method there; callbacks run there.
-/// It stays alive while hiredis holds its context and goes away once the context is
-/// freed (after `close()`, a lost connection, or a failed connect).
+/// No reason given to a callback contains the password.
 public final class RedisConnection: @unchecked Sendable {
     public let loop: EventLoop
-    private var context: UnsafeMutablePointer<redisAsyncContext>?
-    private var token: UInt64?
-    private var fd: Int32 = -1
-    private var connected = false
+    public let settings: RedisConnectionSettings
+
+    private enum Waiter {
+        case caller((RedisReply) -> Void)
+        case handshake(String)
+        case ready
+        case keepalive
+    }
+
+    private enum State {
+        case connecting
+        case handshaking
+        case ready
+        /// `close()` was called: closes once nothing waits.
+        case draining
+        case closed
+    }
+
+    private var state = State.connecting
+    private var socket: SocketConnection?
+    private var reader: RESPReader
+    private var pipeline = RedisPipeline<Waiter>()
+    private var subscription: ((RedisReply) -> Void)?
     private var onConnect: ((String?) -> Void)?
     private var onClose: ((String?) -> Void)?
-    /// Held while hiredis holds a pointer to this object.
-    private var selfReference: Unmanaged<RedisConnection>?
-    /// Subscription handlers, kept here rather than by hiredis: hiredis registers one per
-    /// channel and calls each registration at a disconnect, so one handler hears
-    /// `.disconnected` once per channel; it lives until hiredis's last call.
-    private var subscriptions: [ReplyBox] = []
+    /// When this connection last sent something (uptime ns), for the keepalive.
+    private var lastSent: UInt64 = 0
+    /// The deadline the pending timer check was set for.
+    private var checkScheduledFor: UInt64?
+    private var handler: SocketEvents?
 
-    /// Starts connecting to `host:port` (an IP address; hiredis does not resolve names
-    /// asynchronously). `connected` gets nil once the connection is up or the reason it
-    /// failed (within `timeout`); after a success `closed` gets the reason it went down
-    /// (nil: `close()` was called). Call on `loop`.
-    public init(host: String, port: Int, loop: EventLoop, timeout: DispatchTimeInterval = .seconds(2),
+    /// Starts connecting to `host:port` without credentials (tests). Call on `loop`.
+    public convenience init(host: String, port: Int, loop: EventLoop, timeout: DispatchTimeInterval = .seconds(2),
+                            connected: @escaping (String?) -> Void, closed: @escaping (String?) -> Void) {
+        var connectTimeout = Duration.seconds(2)
+        if case .seconds(let seconds) = timeout { connectTimeout = .seconds(seconds) }
+        if case .milliseconds(let ms) = timeout { connectTimeout = .milliseconds(ms) }
+        self.init(settings: RedisConnectionSettings(endpoint: RedisEndpoint(host: host, port: port),
+                                                    connectTimeout: connectTimeout),
+                  loop: loop, connected: connected, closed: closed)
+    }
+
+    /// Starts connecting as `settings` say. Call on `loop`.
+    public init(settings: RedisConnectionSettings, loop: EventLoop,
                 connected: @escaping (String?) -> Void, closed: @escaping (String?) -> Void) {
         self.loop = loop
+        self.settings = settings
         self.onConnect = connected
         self.onClose = closed
-        guard let context = redisAsyncConnect(host, Int32(port)) else {
-            fail("redis: out of memory")
+        reader = RESPReader(limits: settings.readerLimits)
+        let events = SocketEvents(owner: self)
+        handler = events
+        do {
+            socket = try SocketConnection.connect(host: settings.endpoint.host, port: settings.endpoint.port, loop: loop,
+                                                  tls: settings.tls, handler: events)
+        } catch {
+            terminate("\(peer): \(error)")
             return
         }
-        if context.pointee.err != 0 {
-            let reason = Self.errorText(context)
-            redisAsyncFree(context)
-            fail("redis \(host):\(port): \(reason)")
-            return
-        }
-        let fd = chiredis_fd(context)
-        guard let token = loop.watch(fd: fd, ready: { [unowned self] events in handle(events) }) else {
-            redisAsyncFree(context)
-            fail("redis: cannot poll its socket")
-            return
-        }
-        self.context = context
-        self.fd = fd
-        self.token = token
-        let reference = Unmanaged.passRetained(self)
-        selfReference = reference
-        guard chiredis_attach(context, reference.toOpaque(), Self.interestChanged, Self.connectFinished,
-                              Self.disconnected, Self.replied, Self.released) == 0 else {
-            self.context = nil
-            loop.unwatch(token, fd: fd)
-            self.token = nil
-            selfReference = nil
-            reference.release()
-            redisAsyncFree(context)
-            fail("redis: out of memory")
-            return
-        }
-        loop.queue.asyncAfter(deadline: .now() + timeout) { [weak self] in
-            guard let self, !self.connected, let context = self.context else { return }
-            // Freeing a context that never connected makes no disconnect callback.
-            self.context = nil
-            redisAsyncFree(context)
-            finishConnect("redis \(host):\(port): no connection within \(timeout)")
+        let deadline = DispatchTime.now().uptimeNanoseconds + settings.connectTimeout.nanoseconds
+        loop.queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [weak self] in
+            guard let self, state == .connecting || state == .handshaking else { return }
+            terminate("\(peer): not ready within \(settings.connectTimeout)"
+                      + (state == .connecting && settings.tls != nil ? " (TCP or TLS handshake)" : ""))
         }
     }
 
-    public var isConnected: Bool { connected && context != nil }
+    /// `host:port` for reasons: never the URL (it may hold the password).
+    private var peer: String { "redis \(settings.endpoint.host):\(settings.endpoint.port)" }
+
+    public var isConnected: Bool { state == .ready }
+
+    /// In the reason a connection closed with when a command went unanswered.
+    public static let timeoutReason = "no reply within"
+
 
     /// Sends one command; `reply` runs on the loop with its reply, or `.disconnected`.
     public func send(_ arguments: [[UInt8]], reply: @escaping (RedisReply) -> Void) {
-        command(arguments, box: ReplyBox(handler: reply, persistent: false))
+        guard state == .ready, !pipeline.isSubscribed else {
+            reply(.disconnected)
+            return
+        }
+        write(arguments, waiter: .caller(reply))
     }
 
     public func send(_ arguments: [String], reply: @escaping (RedisReply) -> Void) {
@@ -93,174 +110,203 @@ public final class RedisConnection: @unchecked Sendable {
     /// and `["message", channel, payload]` arrays), then `.disconnected` once, when the
     /// connection goes away. A subscribed connection takes no other commands.
     public func subscribe(_ channels: [String], message: @escaping (RedisReply) -> Void) {
-        let box = ReplyBox(handler: message, persistent: true)
-        subscriptions.append(box)
-        command([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }, box: box)
+        guard state == .ready, subscription == nil else {
+            message(.disconnected)
+            return
+        }
+        subscription = message
+        let now = DispatchTime.now().uptimeNanoseconds
+        pipeline.sentSubscribe(channels: channels.count, deadline: now + settings.commandTimeout.nanoseconds)
+        transmit([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }, now: now)
     }
 
     /// Closes after the replies already asked for have come; `closed` gets nil.
     public func close() {
-        guard let context else { return }
-        if connected {
-            redisAsyncDisconnect(context)
-        } else {
-            self.context = nil
-            redisAsyncFree(context)
-            finishConnect("redis: closed before it connected")
+        switch state {
+        case .connecting, .handshaking:
+            terminate("\(peer): closed before it was ready")
+        case .ready:
+            if pipeline.isEmpty || pipeline.isSubscribed {
+                terminate(nil)
+            } else {
+                state = .draining
+            }
+        case .draining, .closed:
+            break
         }
     }
 
-    // MARK: hiredis
+    /// Closes at once, failing whatever waits; `closed` gets `reason`.
+    public func abandon(_ reason: String) {
+        terminate("\(peer): \(reason)")
+    }
 
-    private func command(_ arguments: [[UInt8]], box: ReplyBox) {
-        guard let context else {
-            box.handler(.disconnected)
+    // MARK: socket
+
+    fileprivate func socketConnected() {
+        guard state == .connecting else { return }
+        state = .handshaking
+        let endpoint = settings.endpoint
+        if let password = endpoint.password {
+            let auth = endpoint.username.map { ["AUTH", $0, password] } ?? ["AUTH", password]
+            write(auth.map { Array($0.utf8) }, waiter: .handshake("AUTH"))
+        }
+        if endpoint.database != 0 {
+            write([Array("SELECT".utf8), Array(String(endpoint.database).utf8)], waiter: .handshake("SELECT"))
+        }
+        if let name = settings.clientName {
+            write([Array("CLIENT".utf8), Array("SETNAME".utf8), Array(name.utf8)], waiter: .handshake("CLIENT SETNAME"))
+        }
+        write([Array("PING".utf8)], waiter: .ready)
+    }
+
+    fileprivate func socketRead(_ bytes: UnsafeRawBufferPointer) {
+        guard state != .closed else { return }
+        reader.append(bytes)
+        while state != .closed {
+            let reply: RedisReply?
+            do throws(RESPReader.Failure) {
+                reply = try reader.next()
+            } catch {
+                terminate("\(peer): bad reply (\(error))")
+                return
+            }
+            guard let reply else { break }
+            deliver(reply)
+        }
+        if state == .draining && pipeline.isEmpty { terminate(nil) }
+        scheduleCheck()
+    }
+
+    fileprivate func socketClosed() {
+        guard state != .closed else { return }
+        let before = state == .connecting
+            ? (settings.tls != nil ? "connection or TLS handshake failed (refused, or the certificate was not accepted)"
+                                   : "connection refused or lost")
+            : "connection lost"
+        terminate("\(peer): \(before)")
+    }
+
+    private func deliver(_ reply: RedisReply) {
+        switch pipeline.route(reply) {
+        case .subscription:
+            subscription?(reply)
+        case .unexpected:
+            terminate("\(peer): a reply no command asked for")
+        case .answer(nil):
+            break
+        case .answer(.caller(let handler)?):
+            handler(reply)
+        case .answer(.keepalive?):
+            break
+        case .answer(.handshake(let step)?):
+            if case .error(let message) = reply {
+                // Redis's own text (WRONGPASS, NOAUTH, ERR DB index…) never repeats the password.
+                terminate("\(peer): \(step) refused: \(message)")
+            }
+        case .answer(.ready?):
+            guard state == .handshaking else { return }
+            if case .error(let message) = reply {
+                terminate("\(peer): PING refused: \(message)")
+                return
+            }
+            state = .ready
+            let callback = onConnect
+            onConnect = nil
+            callback?(nil)
+        }
+    }
+
+    private func write(_ arguments: [[UInt8]], waiter: Waiter) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        pipeline.sent(waiter, deadline: now + settings.commandTimeout.nanoseconds)
+        transmit(arguments, now: now)
+    }
+
+    private func transmit(_ arguments: [[UInt8]], now: UInt64) {
+        lastSent = now
+        socket?.write(RESPCommand.encode(arguments))
+        scheduleCheck()
+    }
+
+    // MARK: deadlines
+
+    /// The next moment something is due: the oldest command's deadline, or the keepalive.
+    private func scheduleCheck() {
+        guard state == .ready || state == .draining || state == .handshaking else { return }
+        let due = pipeline.nextDeadline ?? (lastSent + settings.keepaliveInterval.nanoseconds)
+        if let scheduled = checkScheduledFor, scheduled <= due { return }
+        checkScheduledFor = due
+        loop.queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [weak self] in
+            guard let self else { return }
+            if checkScheduledFor == due { checkScheduledFor = nil }
+            check()
+        }
+    }
+
+    private func check() {
+        guard state != .closed, state != .connecting else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        if pipeline.isOverdue(now: now) {
+            terminate("\(peer): \(Self.timeoutReason) \(settings.commandTimeout)")
             return
         }
-        // A one-off command's box is owned by hiredis until its reply; a subscription's by `subscriptions`.
-        let unmanaged = box.persistent ? Unmanaged.passUnretained(box) : Unmanaged.passRetained(box)
-        var lengths = arguments.map(\.count)
-        let status: Int32 = withPointers(to: arguments) { pointers in
-            lengths.withUnsafeMutableBufferPointer { lengths in
-                chiredis_command(context, unmanaged.toOpaque(), Int32(arguments.count), pointers, lengths.baseAddress)
-            }
+        if state == .ready && pipeline.isEmpty && now >= lastSent + settings.keepaliveInterval.nanoseconds {
+            write([Array("PING".utf8)], waiter: .keepalive)
         }
-        if status != REDIS_OK {
-            if !box.persistent { unmanaged.release() }
-            box.handler(.disconnected)
-        }
+        scheduleCheck()
     }
 
-    /// hiredis copies the arguments into its output buffer during the call.
-    private func withPointers<R>(to arguments: [[UInt8]],
-                                 _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>) -> R) -> R {
-        let total = arguments.reduce(0) { $0 + $1.count }
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 1)
-        let pointers = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(arguments.count, 1))
-        defer {
-            storage.deallocate()
-            pointers.deallocate()
+    // MARK: ending
+
+    private func terminate(_ reason: String?) {
+        guard state != .closed else { return }
+        let wasReady = state == .ready || state == .draining
+        state = .closed
+        let socket = self.socket
+        self.socket = nil
+        if reason == nil { socket?.close() } else { socket?.closeNow() }
+        socket?.handler = nil
+        handler = nil
+        for waiter in pipeline.removeAll() {
+            if case .caller(let reply) = waiter { reply(.disconnected) }
         }
-        var offset = 0
-        for (index, argument) in arguments.enumerated() {
-            let start = storage.baseAddress! + offset  // allocated above, never nil
-            argument.withUnsafeBytes { bytes in
-                if let base = bytes.baseAddress, bytes.count > 0 { start.copyMemory(from: base, byteCount: bytes.count) }
-            }
-            pointers[index] = UnsafePointer(start.assumingMemoryBound(to: CChar.self))
-            offset += argument.count
-        }
-        return body(pointers)
-    }
-
-    private func handle(_ events: UInt32) {
-        guard let context else { return }
-        if events & (ReadinessBits.readable | ReadinessBits.failed) != 0 { redisAsyncHandleRead(context) }
-        // Reading may have freed the context (a lost connection).
-        if events & ReadinessBits.writable != 0, let context = self.context { redisAsyncHandleWrite(context) }
-    }
-
-    private func setInterest(reading: Bool, writing: Bool) {
-        guard let token else { return }
-        loop.watch(token, fd: fd, reading: reading, writing: writing)
-    }
-
-    private func finishConnect(_ failure: String?) {
-        if failure != nil {
-            forgetContext()
+        let subscription = self.subscription
+        self.subscription = nil
+        subscription?(.disconnected)
+        if wasReady {
+            let callback = onClose
             onClose = nil
+            onConnect = nil
+            callback?(reason)
         } else {
-            connected = true
+            let callback = onConnect
+            onConnect = nil
+            onClose = nil
+            callback?(reason ?? "\(peer): closed")
         }
-        let callback = onConnect
-        onConnect = nil
-        callback?(failure)
-    }
-
-    private func fail(_ reason: String) {
-        let callback = onConnect
-        onConnect = nil
-        onClose = nil
-        callback?(reason)
-    }
-
-    /// hiredis is freeing the context: no more calls into it, no more polling its socket.
-    private func forgetContext() {
-        if let token { loop.unwatch(token, fd: fd) }
-        token = nil
-        context = nil
-    }
-
-    private static func errorText(_ context: UnsafeMutablePointer<redisAsyncContext>) -> String {
-        guard let text = context.pointee.errstr else { return "error \(context.pointee.err)" }
-        return String(cString: text)
-    }
-
-    private static func owner(_ pointer: UnsafeMutableRawPointer?) -> RedisConnection? {
-        guard let pointer else { return nil }
-        return Unmanaged<RedisConnection>.fromOpaque(pointer).takeUnretainedValue()
-    }
-
-    private static let interestChanged: chiredis_interest_fn = { owner, reading, writing in
-        RedisConnection.owner(owner)?.setInterest(reading: reading != 0, writing: writing != 0)
-    }
-
-    private static let connectFinished: chiredis_status_fn = { owner, status in
-        guard let connection = RedisConnection.owner(owner) else { return }
-        if status == REDIS_OK {
-            connection.finishConnect(nil)
-        } else {
-            let reason = connection.context.map(errorText) ?? "connect failed"
-            // hiredis frees the context right after this callback.
-            connection.finishConnect("redis: \(reason)")
-        }
-    }
-
-    private static let disconnected: chiredis_status_fn = { owner, status in
-        guard let connection = RedisConnection.owner(owner) else { return }
-        let reason = status == REDIS_OK ? nil : ("redis: " + (connection.context.map(errorText) ?? "connection lost"))
-        let callback = connection.onClose
-        connection.onClose = nil
-        connection.connected = false
-        connection.forgetContext()
-        callback?(reason)
-    }
-
-    /// hiredis's last call: it holds no pointer to this object any more.
-    private static let released: chiredis_status_fn = { owner, _ in
-        guard let connection = RedisConnection.owner(owner) else { return }
-        connection.forgetContext()
-        let reference = connection.selfReference
-        connection.selfReference = nil
-        connection.subscriptions.removeAll()
-        reference?.release()
-    }
-
-    private static let replied: chiredis_reply_fn = { box, reply in
-        guard let box else { return }
-        let unmanaged = Unmanaged<ReplyBox>.fromOpaque(box)
-        let replyBox = unmanaged.takeUnretainedValue()
-        let value = RedisReply(reply)
-        if !replyBox.persistent {
-            unmanaged.release()
-        } else if value == .disconnected {
-            // Once per subscription, however many channels it registered.
-            guard !replyBox.ended else { return }
-            replyBox.ended = true
-        }
-        replyBox.handler(value)
     }
 }
 
-/// The handler of one command (or of a subscription, called for every message).
-private final class ReplyBox {
-    let handler: (RedisReply) -> Void
-    let persistent: Bool
-    /// A subscription that has heard `.disconnected`.
-    var ended = false
+/// The socket's events for one `RedisConnection`. The socket holds it and it holds the
+/// connection, so a connection lives while its socket does, whoever else keeps it; the
+/// cycle ends when the connection ends (`terminate`).
+private final class SocketEvents: ConnectionHandler {
+    let owner: RedisConnection
 
-    init(handler: @escaping (RedisReply) -> Void, persistent: Bool) {
-        self.handler = handler
-        self.persistent = persistent
+    init(owner: RedisConnection) {
+        self.owner = owner
+    }
+
+    func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
+        owner.socketRead(bytes)
+    }
+
+    func connectionDidConnect(_ connection: SocketConnection) {
+        owner.socketConnected()
+    }
+
+    func connectionDidClose(_ connection: SocketConnection) {
+        owner.socketClosed()
     }
 }

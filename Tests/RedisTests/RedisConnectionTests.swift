@@ -109,8 +109,7 @@ struct RedisConnectionTests {
         #expect(!connected)
     }
 
-    /// hiredis registers a subscription's callback once per channel and calls each at a
-    /// disconnect: the handler hears `.disconnected` once, and nothing is freed twice.
+    /// A subscription to several channels hears `.disconnected` once when the server dies.
     @Test func aSubscriptionToSeveralChannelsEndsOnceWhenTheServerDies() async throws {
         let server = try RedisTestServer()
         let seen = Seen()

@@ -9,17 +9,22 @@ public final class RedisTestServer: @unchecked Sendable {
     public static var isAvailable: Bool { binary != nil }
 
     public let port: Int
+    /// More `redis-server` options (`--requirepass`, `--tls-port`, `--enable-debug-command`).
+    public let arguments: [String]
     private var process: ChildProcess?
 
-    public init(port: Int? = nil) throws {
-        self.port = port ?? Self.freePort()
+    /// With `tlsOnly`, `port` is the TLS port and the plain one is off.
+    public init(port: Int? = nil, arguments: [String] = [], tlsOnly: Bool = false) throws {
+        let port = port ?? Self.freePort()
+        self.port = port
+        self.arguments = tlsOnly ? ["--port", "0", "--tls-port", "\(port)"] + arguments : ["--port", "\(port)"] + arguments
         try start()
     }
 
     public func start() throws {
         process = try ChildProcess(Self.binary ?? "/usr/bin/redis-server", [
-            "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no",
-        ])
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no",
+        ] + arguments)
         // Up once it accepts a connection.
         for _ in 0..<200 {
             if Self.accepts(port: port) { return }
@@ -36,9 +41,47 @@ public final class RedisTestServer: @unchecked Sendable {
         self.process = nil
     }
 
-    deinit { kill() }
+    /// SIGSTOP: the server keeps its sockets and answers nothing (a paused or partitioned
+    /// Redis as its clients see it), until `resume()`.
+    public func pause() {
+        process?.signal(SIGSTOP)
+    }
 
+    public func resume() {
+        process?.signal(SIGCONT)
+    }
+
+    deinit {
+        resume()
+        kill()
+    }
+
+    /// A free loopback port: the kernel's choice, or one of `CHAT_TEST_PORT_RANGE`
+    /// (`52500-52999`) when set, for machines where each user keeps to a range.
     public static func freePort() -> Int {
+        if let range = ProcessInfo.processInfo.environment["CHAT_TEST_PORT_RANGE"]?.split(separator: "-"),
+           range.count == 2, let low = Int(range[0]), let high = Int(range[1]), low <= high {
+            for _ in 0..<64 {
+                let port = Int.random(in: low...high)
+                if canBind(port) { return port }
+            }
+        }
+        return kernelChosenPort()
+    }
+
+    private static func canBind(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    private static func kernelChosenPort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

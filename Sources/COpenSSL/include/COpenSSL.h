@@ -5,6 +5,8 @@
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/sha.h>
+#include <openssl/hmac.h>
+#include <openssl/crypto.h>
 #include <openssl/bio.h>
 
 // Functions for what libssl only offers as macros.

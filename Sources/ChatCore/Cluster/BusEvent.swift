@@ -98,7 +98,9 @@ public struct BusEvent: Sendable, Equatable {
         }
         var result = StoreWriteResult.done
         if let stored = root["message"]?.objectValue { result = .message(try message(stored)) }
-        return BusEvent(node: node, number: number, write: decoded, result: result)
+        let event = BusEvent(node: node, number: number, write: decoded, result: result)
+        if let field = event.invalidField { throw DecodeError(description: "bus event field \(field) is out of bounds") }
+        return event
     }
 
     // MARK: models

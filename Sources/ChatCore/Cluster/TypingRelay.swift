@@ -30,7 +30,9 @@ public struct TypingRelay: Sendable, Equatable {
     public static func decode(_ bytes: [UInt8]) -> TypingRelay? {
         guard case .object(let object)? = try? JSONParser.parse(bytes),
               let node = object["node"]?.stringValue, case .bool(let started)? = object["started"],
-              let channel = object["channelId"]?.stringValue, let user = object["userId"]?.stringValue else { return nil }
+              let channel = object["channelId"]?.stringValue, let user = object["userId"]?.stringValue,
+              BusInputRules.isIdentifier(node), BusInputRules.isIdentifier(channel), BusInputRules.isUserID(user)
+        else { return nil }
         return TypingRelay(node: node, started: started, channelID: channel, userID: user)
     }
 }

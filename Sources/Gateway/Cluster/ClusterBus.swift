@@ -21,14 +21,21 @@ import Synchronization
 ///
 /// Two connections (a subscribed one takes no other command), both on one of the
 /// gateway's event loops; everything here runs on that loop. Reconnects with backoff.
+///
+/// Redis is not trusted blindly: every command has a deadline (`commandTimeout`, which
+/// also bounds the wait for an event's echo), so a paused or partitioned Redis fails
+/// requests and turns `/readyz` to 503 instead of hanging them; with a `BusSignature`
+/// every payload is signed and checked; every payload is validated before it is applied
+/// (`BusInputRules`), and what fails is dropped and counted.
 final class ClusterBus: @unchecked Sendable {
     static let channel = "chat:bus"
     static let typingChannel = "chat:typing"
+    static let resyncChannel = "chat:resync"
 
     let nodeID: String
     let loop: EventLoop
-    private let host: String
-    private let port: Int
+    private let settings: RedisConnectionSettings
+    private let signature: BusSignature?
     private let logger: Logger
     private let metrics: GatewayMetrics
     /// Another node's event, in bus order (called on the loop).
@@ -42,6 +49,8 @@ final class ClusterBus: @unchecked Sendable {
     private let presenceSnapshot: @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void
     /// Another node's typing change (called on the loop).
     private let typingReceived: @Sendable (TypingRelay) -> Void
+    /// Another node dropped events for these channels: their clients resync (on the loop).
+    private let resyncRequested: @Sendable (ResyncScope) -> Void
 
     private var publisher: RedisConnection?
     private var subscriber: RedisConnection?
@@ -55,23 +64,31 @@ final class ClusterBus: @unchecked Sendable {
     private var awaitingEcho: [UInt64: @Sendable () -> Void] = [:]
     /// When each of them was published (uptime ns), for the echo latency.
     private var publishedAt: [UInt64: UInt64] = [:]
+    /// The numbers awaiting their echo in publish order, for the echo deadline.
+    private var echoOrder: [UInt64] = []
+    private var echoOrderHead = 0
+    private var echoCheckScheduled = false
     /// Committed events the bus did not take, published again once it does.
-    private var outbox = BusOutbox()
+    private var outbox: BusOutbox
     /// Tests: no publish connection before this (uptime ns).
     private var publisherHeldUntil: UInt64 = 0
     private var stopped = false
     private let reachable = Atomic<Bool>(false)
 
-    init(host: String, port: Int, nodeID: String, loop: EventLoop, logger: Logger, metrics: GatewayMetrics,
+    init(settings: RedisConnectionSettings, signature: BusSignature? = nil, nodeID: String, loop: EventLoop,
+         logger: Logger, metrics: GatewayMetrics, outboxCapacityBytes: Int = BusOutbox.defaultCapacityBytes,
          received: @escaping @Sendable (BusEvent) -> Void, resumed: @escaping @Sendable () -> Void,
          presenceChanged: @escaping @Sendable (UserID, Bool, Milliseconds) -> Void = { _, _, _ in },
          presenceSnapshot: @escaping @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void = { _ in },
-         typingReceived: @escaping @Sendable (TypingRelay) -> Void = { _ in }) {
+         typingReceived: @escaping @Sendable (TypingRelay) -> Void = { _ in },
+         resyncRequested: @escaping @Sendable (ResyncScope) -> Void = { _ in }) {
         self.typingReceived = typingReceived
         self.presenceChanged = presenceChanged
         self.presenceSnapshot = presenceSnapshot
-        self.host = host
-        self.port = port
+        self.resyncRequested = resyncRequested
+        self.settings = settings
+        self.signature = signature
+        outbox = BusOutbox(capacityBytes: outboxCapacityBytes)
         self.nodeID = nodeID
         self.loop = loop
         self.logger = logger
@@ -106,10 +123,12 @@ final class ClusterBus: @unchecked Sendable {
         loop.execute { [self] in
             lastNumber += 1
             let number = lastNumber
-            let payload = BusEvent(node: nodeID, number: number, write: write, result: result).encoded()
+            let payload = seal(BusEvent(node: nodeID, number: number, write: write, result: result).encoded(),
+                               channel: Self.channel)
+            let scope = ResyncScope.of(write)
             guard let publisher, publisher.isConnected, outbox.isEmpty else {
                 // The others may still be subscribed: they get it once this node can publish again.
-                outbox.append(payload)
+                appendToOutbox(payload, scope: scope)
                 noteMissed()
                 if self.publisher?.isConnected == true { publishOutbox() }
                 ordered()
@@ -118,13 +137,15 @@ final class ClusterBus: @unchecked Sendable {
             guard subscribed else {
                 // No echo to wait for: published for the others, acted on here at once.
                 noteMissed()
-                send(payload, on: publisher) { _ in }
+                send(payload, scope: scope, on: publisher) { _ in }
                 ordered()
                 return
             }
             awaitingEcho[number] = ordered
             publishedAt[number] = DispatchTime.now().uptimeNanoseconds
-            send(payload, on: publisher) { [self] published in
+            echoOrder.append(number)
+            scheduleEchoCheck()
+            send(payload, scope: scope, on: publisher) { [self] published in
                 guard !published, let waiting = awaitingEcho.removeValue(forKey: number) else { return }
                 publishedAt[number] = nil
                 noteMissed()
@@ -153,6 +174,10 @@ final class ClusterBus: @unchecked Sendable {
         return {1, 0}
         """
 
+    /// The longest wait a rate refusal can honestly name (a bucket of 1 a second and a
+    /// burst far beyond any configuration); past it the script's answer is not believed.
+    static let maxRetryAfterMs: Int64 = 3_600_000
+
     /// Takes one token of `user`'s message rate (PROTOCOL.md §6) from the bucket every node
     /// shares; `decided` gets nil when Redis cannot answer. `now` in wall-clock ms.
     func takeRate(user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds,
@@ -165,9 +190,17 @@ final class ClusterBus: @unchecked Sendable {
             let interval = 1_000_000 / Int64(ratePerSecond)
             let tolerance = Int64(max(0, burst - 1)) * interval
             publisher.send(["EVAL", Self.takeRateScript, "1", "chat:rate:" + user, "\(now * 1000)", "\(interval)",
-                            "\(tolerance)"]) { reply in
+                            "\(tolerance)"]) { [self] reply in
                 guard case .array(let parts) = reply, parts.count == 2,
                       case .integer(let admitted) = parts[0], case .integer(let retryAfterMs) = parts[1] else {
+                    decided(nil)
+                    return
+                }
+                // A rate key someone else wrote (`SET chat:rate:<user> inf`) makes the script
+                // answer nonsense (retry in Int64.min ms): out of range, the node's own bucket
+                // decides instead.
+                guard admitted == 1 || (admitted == 0 && (1...Self.maxRetryAfterMs).contains(retryAfterMs)) else {
+                    rejectMalformed("chat:rate")
                     decided(nil)
                     return
                 }
@@ -197,8 +230,9 @@ final class ClusterBus: @unchecked Sendable {
             }
             let expiry = now + Self.connectionEntryMilliseconds
             publisher.send(["EVAL", Self.admitAndAnnounceScript, "2", Self.connectionsKey(user), Self.onlineKey, "\(now)",
-                            "\(cap)", "\(expiry)", entry, "\(Self.connectionEntryMilliseconds * 2)", user]) { reply in
-                guard case .integer(let admitted) = reply else {
+                            "\(cap)", "\(expiry)", entry, "\(Self.connectionEntryMilliseconds * 2)", user,
+                            presenceSeal(online: true, at: now, user: user)]) { reply in
+                guard case .integer(let admitted) = reply, admitted == 0 || admitted == 1 else {
                     decided(nil)
                     return
                 }
@@ -248,7 +282,7 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             publisher.send(["EVAL", Self.releaseAndAnnounceScript, "2", Self.connectionsKey(user), Self.onlineKey, entry,
-                            "\(now)", user]) { reply in
+                            "\(now)", user, presenceSeal(online: false, at: now, user: user)]) { reply in
                 done(!reply.isFailure)
             }
         }
@@ -259,8 +293,19 @@ final class ClusterBus: @unchecked Sendable {
     func expirePresence(now: Milliseconds) {
         loop.execute { [self] in
             guard let publisher, publisher.isConnected else { return }
-            publisher.send(["EVAL", Self.expirePresenceScript, "1", Self.onlineKey, "\(now)",
-                            Self.connectionsKey("")]) { _ in }
+            // The candidates first, so that each offline announcement can be signed here;
+            // the script checks each again, atomically, before it announces it.
+            publisher.send(["ZRANGEBYSCORE", Self.onlineKey, "-inf", "\(now)", "LIMIT", "0", "1000"]) { [self] reply in
+                guard case .array(let members) = reply, let publisher = self.publisher, publisher.isConnected else { return }
+                var arguments = ["EVAL", Self.expirePresenceScript, "1", Self.onlineKey, "\(now)", Self.connectionsKey("")]
+                for case .string(let member) in members {
+                    let user = String(decoding: member, as: UTF8.self)
+                    guard BusInputRules.isUserID(user) else { continue }
+                    arguments += [user, presenceSeal(online: false, at: now, user: user)]
+                }
+                guard arguments.count > 6 else { return }
+                publisher.send(arguments) { _ in }
+            }
         }
     }
 
@@ -276,7 +321,8 @@ final class ClusterBus: @unchecked Sendable {
             for user in Set(entries.map(\.user)) {
                 publisher.send(["PEXPIRE", Self.connectionsKey(user), "\(Self.connectionEntryMilliseconds * 2)"]) { _ in }
                 // Back in `chat:online` after a Redis restart emptied it: announced online again.
-                publisher.send(["EVAL", Self.refreshPresenceScript, "1", Self.onlineKey, expiry, user, "\(now)"]) { _ in }
+                publisher.send(["EVAL", Self.refreshPresenceScript, "1", Self.onlineKey, expiry, user, "\(now)",
+                                presenceSeal(online: true, at: now, user: user)]) { _ in }
             }
         }
     }
@@ -285,13 +331,14 @@ final class ClusterBus: @unchecked Sendable {
 
     private func connectPublisher() {
         guard !stopped else { return }
-        publisher = RedisConnection(host: host, port: port, loop: loop, connected: { [self] failure in
+        var settings = self.settings
+        settings.clientName = nodeID + "-publish"
+        publisher = RedisConnection(settings: settings, loop: loop, connected: { [self] failure in
             if let failure {
                 publisher = nil
                 retry(publisher: true, failure)
             } else {
                 publisherRetry = 0.05
-                publisher?.send(["CLIENT", "SETNAME", nodeID + "-publish"]) { _ in }
                 publishOutbox()
                 updateReachable()
             }
@@ -305,44 +352,88 @@ final class ClusterBus: @unchecked Sendable {
     /// Publishes what the bus did not take while this node could not publish, oldest
     /// first and before anything newer; what fails again goes back in front.
     private func publishOutbox() {
-        guard let publisher, !outbox.isEmpty else { return }
-        if outbox.dropped > 0 {
-            logger.error("bus.outbox_dropped", metadata: ["events": "\(outbox.dropped)"])
+        guard let publisher, !outbox.isEmpty || !outbox.droppedScope.isEmpty else { return }
+        let (dropped, scope) = outbox.takeDroppedScope()
+        if !scope.isEmpty {
+            // Those events will never reach the others: their clients read them from history.
+            logger.error("bus.outbox_dropped", metadata: ["events": "\(dropped)",
+                                                          "channels": "\(scope.everything ? "all" : "\(scope.channels.count)")"])
+            let notice = seal(BusResyncNotice(node: nodeID, scope: scope).encoded(), channel: Self.resyncChannel)
+            publisher.send([Array("PUBLISH".utf8), Array(Self.resyncChannel.utf8), notice]) { [self] reply in
+                // Not taken: asked again with the next outbox round.
+                if reply.isFailure { outbox.keepDroppedScope(scope, events: dropped) }
+            }
         }
+        guard !outbox.isEmpty else { return }
         let pending = outbox.takeAll()
         logger.notice("bus.outbox_published", metadata: ["events": "\(pending.count)"])
-        var failed: [[UInt8]] = []
+        var failed: [BusOutbox.Entry] = []
         var answered = 0
-        for payload in pending {
-            send(payload, on: publisher, outboxOnFailure: false) { [self] published in
-                if !published { failed.append(payload) }
+        for entry in pending {
+            send(entry.payload, scope: entry.scope, on: publisher, outboxOnFailure: false) { [self] published in
+                if !published { failed.append(entry) }
                 answered += 1
                 if answered == pending.count { outbox.putBack(failed) }
             }
         }
     }
 
-    /// PUBLISHes one event; `answered` gets whether Redis took it. A failed event goes to
-    /// the outbox (`outboxOnFailure` false: the caller puts it back itself, in order).
-    private func send(_ payload: [UInt8], on publisher: RedisConnection, outboxOnFailure: Bool = true,
+    /// PUBLISHes one (sealed) event; `answered` gets whether Redis took it. A failed event
+    /// goes to the outbox (`outboxOnFailure` false: the caller puts it back itself, in order).
+    private func send(_ payload: [UInt8], scope: ResyncScope, on publisher: RedisConnection, outboxOnFailure: Bool = true,
                       answered: @escaping (Bool) -> Void) {
         metrics.busEventsOut.increment()
         publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
-            if reply.isFailure && outboxOnFailure { outbox.append(payload) }
+            if reply.isFailure && outboxOnFailure { appendToOutbox(payload, scope: scope) }
             answered(!reply.isFailure)
         }
     }
 
+    private func appendToOutbox(_ payload: [UInt8], scope: ResyncScope) {
+        let before = outbox.dropped
+        outbox.append(payload, scope: scope)
+        if outbox.dropped > before { metrics.busOutboxDropped.increment(by: outbox.dropped - before) }
+    }
+
+    // MARK: signing
+
+    /// `payload` as it goes on `channel`: signed when the bus has a secret.
+    private func seal(_ payload: [UInt8], channel: String) -> [UInt8] {
+        signature?.signed(payload, channel: channel) ?? payload
+    }
+
+    /// A payload off `channel` once its signature holds (as is without a secret); nil,
+    /// counted, when it does not.
+    private func unseal(_ message: [UInt8], channel: String) -> [UInt8]? {
+        guard let signature else { return message }
+        guard let payload = signature.verified(message, channel: channel) else {
+            metrics.busPayloadsRejectedSignature.increment()
+            logger.warning("bus.bad_signature", metadata: ["channel": "\(channel)"])
+            return nil
+        }
+        return payload
+    }
+
+    /// What a presence script puts before the change it announces (`"<1|0> <ms> <user>"`):
+    /// its MAC and a space, or nothing without a secret.
+    private func presenceSeal(online: Bool, at time: Milliseconds, user: UserID) -> String {
+        guard let signature else { return "" }
+        let change = Array("\(online ? 1 : 0) \(time) \(user)".utf8)
+        return String(decoding: signature.mac(change, channel: Self.presenceChannel), as: UTF8.self) + " "
+    }
+
     private func connectSubscriber() {
         guard !stopped else { return }
-        subscriber = RedisConnection(host: host, port: port, loop: loop, connected: { [self] failure in
+        var settings = self.settings
+        settings.clientName = nodeID + "-subscribe"
+        subscriber = RedisConnection(settings: settings, loop: loop, connected: { [self] failure in
             if let failure {
                 subscriber = nil
                 retry(publisher: false, failure)
                 return
             }
             subscriberRetry = 0.05
-            subscriber?.subscribe([Self.channel, Self.presenceChannel, Self.typingChannel]) { [self] reply in
+            subscriber?.subscribe([Self.channel, Self.presenceChannel, Self.typingChannel, Self.resyncChannel]) { [self] reply in
                 handleSubscription(reply)
             }
         }, closed: { [self] reason in
@@ -355,21 +446,36 @@ final class ClusterBus: @unchecked Sendable {
     private func handleSubscription(_ reply: RedisReply) {
         switch reply {
         case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.presenceChannel:
-            guard case .string(let payload) = parts[2], let change = Self.parsePresence(payload) else { return }
+            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.presenceChannel) else { return }
+            guard let change = Self.parsePresence(payload) else {
+                rejectMalformed(Self.presenceChannel)
+                return
+            }
             presenceChanged(change.user, change.online, change.at)
         case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.typingChannel:
-            guard case .string(let payload) = parts[2], let relay = TypingRelay.decode(payload), relay.node != nodeID
-            else { return }
-            typingReceived(relay)
+            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.typingChannel) else { return }
+            guard let relay = TypingRelay.decode(payload) else {
+                rejectMalformed(Self.typingChannel)
+                return
+            }
+            if relay.node != nodeID { typingReceived(relay) }
+        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.resyncChannel:
+            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.resyncChannel) else { return }
+            guard let notice = BusResyncNotice.decode(payload) else {
+                rejectMalformed(Self.resyncChannel)
+                return
+            }
+            if notice.node != nodeID { resyncRequested(notice.scope) }
         case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == Self.presenceChannel:
             readPresenceSnapshot()
         case .array(let parts) where parts.count == 3 && parts[0].text == "message":
-            guard case .string(let payload) = parts[2] else { return }
+            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.channel) else { return }
             metrics.busEventsIn.increment()
             let event: BusEvent
             do {
                 event = try BusEvent.decode(payload)
             } catch {
+                metrics.busPayloadsRejectedMalformed.increment()
                 logger.warning("bus.bad_event", metadata: ["error": "\(error)"])
                 return
             }
@@ -405,12 +511,73 @@ final class ClusterBus: @unchecked Sendable {
             var users: [(user: UserID, expiresAt: Milliseconds)] = []
             var index = 0
             while index + 1 < parts.count {
-                if let user = parts[index].text, let score = parts[index + 1].text.flatMap({ Double($0) }) {
-                    users.append((user, Milliseconds(score)))
+                // A member or score nobody honest wrote (`ZADD chat:online inf x`) is skipped.
+                if let user = parts[index].text, BusInputRules.isUserID(user),
+                   let expiresAt = parts[index + 1].text.flatMap(BusInputRules.milliseconds(fromScoreText:)) {
+                    users.append((user, expiresAt))
+                } else {
+                    rejectMalformed(Self.onlineKey)
                 }
                 index += 2
             }
             presenceSnapshot(users)
+        }
+    }
+
+    private func rejectMalformed(_ source: String) {
+        metrics.busPayloadsRejectedMalformed.increment()
+        logger.warning("bus.bad_payload", metadata: ["source": "\(source)"])
+    }
+
+    // MARK: echo deadline
+
+    /// The oldest event still waiting for its echo must have it within the command
+    /// timeout; otherwise the subscription is stuck and is dropped (its waiters are served
+    /// at once and their channels resync when it is back).
+    private func scheduleEchoCheck() {
+        guard !echoCheckScheduled, echoOrderHead < echoOrder.count else { return }
+        let oldest = echoOrder[echoOrderHead]
+        guard let sent = publishedAt[oldest] else {
+            echoOrderHead += 1
+            compactEchoOrder()
+            scheduleEchoCheck()
+            return
+        }
+        echoCheckScheduled = true
+        loop.queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: sent + settings.commandTimeoutNanoseconds)) {
+            [self] in
+            echoCheckScheduled = false
+            checkEchoDeadline()
+        }
+    }
+
+    private func checkEchoDeadline() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        while echoOrderHead < echoOrder.count {
+            let oldest = echoOrder[echoOrderHead]
+            guard let sent = publishedAt[oldest] else {
+                echoOrderHead += 1
+                continue
+            }
+            if now >= sent + settings.commandTimeoutNanoseconds {
+                metrics.redisTimeouts.increment()
+                subscriber?.abandon("no echo within \(settings.commandTimeout)")
+                // Abandoning released every waiter; if nothing was subscribed, release here.
+                releaseAwaiting()
+            }
+            break
+        }
+        compactEchoOrder()
+        scheduleEchoCheck()
+    }
+
+    private func compactEchoOrder() {
+        if echoOrderHead == echoOrder.count {
+            echoOrder.removeAll(keepingCapacity: true)
+            echoOrderHead = 0
+        } else if echoOrderHead > 1_024 && echoOrderHead * 2 > echoOrder.count {
+            echoOrder.removeFirst(echoOrderHead)
+            echoOrderHead = 0
         }
     }
 
@@ -438,6 +605,7 @@ final class ClusterBus: @unchecked Sendable {
 
     private func retry(publisher isPublisher: Bool, _ reason: String) {
         guard !stopped else { return }
+        if reason.contains(RedisConnection.timeoutReason) { metrics.redisTimeouts.increment() }
         noteMissed()
         let delay = isPublisher ? publisherRetry : subscriberRetry
         if isPublisher { publisherRetry = min(publisherRetry * 2, 2) } else { subscriberRetry = min(subscriberRetry * 2, 2) }
@@ -457,7 +625,8 @@ final class ClusterBus: @unchecked Sendable {
     func relayTyping(started: Bool, channel: ChannelID, user: UserID) {
         loop.execute { [self] in
             guard let publisher, publisher.isConnected else { return }
-            let payload = TypingRelay(node: nodeID, started: started, channelID: channel, userID: user).encoded()
+            let payload = seal(TypingRelay(node: nodeID, started: started, channelID: channel, userID: user).encoded(),
+                               channel: Self.typingChannel)
             publisher.send([Array("PUBLISH".utf8), Array(Self.typingChannel.utf8), payload]) { _ in }
         }
     }

@@ -77,8 +77,12 @@ extension ConfigurationKey {
     static let shutdownDrainSeconds = ConfigurationKey("shutdown.drainSeconds", .integer)
     static let conformanceEcho = ConfigurationKey("conformance.echo", .boolean)
     static let metricsAPIKey = ConfigurationKey("metrics.apiKey", .string, isSecret: true)
-    static let clusterRedisURL = ConfigurationKey("cluster.redisUrl", .string)
+    /// May carry a password.
+    static let clusterRedisURL = ConfigurationKey("cluster.redisUrl", .string, isSecret: true)
     static let clusterNodeID = ConfigurationKey("cluster.nodeId", .string)
+    static let clusterRedisCAFile = ConfigurationKey("cluster.redisCaFile", .string)
+    static let clusterCommandTimeoutMs = ConfigurationKey("cluster.commandTimeoutMs", .integer)
+    static let clusterBusSecret = ConfigurationKey("cluster.busSecret", .string, isSecret: true)
     static let consoleEnabled = ConfigurationKey("console.enabled", .boolean)
 
     static let all: [ConfigurationKey] = [
@@ -98,7 +102,8 @@ extension ConfigurationKey {
         .logLevel,
         .shutdownDrainSeconds,
         .conformanceEcho,
-        .metricsAPIKey, .clusterRedisURL, .clusterNodeID,
+        .metricsAPIKey, .clusterRedisURL, .clusterNodeID, .clusterRedisCAFile, .clusterCommandTimeoutMs,
+        .clusterBusSecret,
         .consoleEnabled,
     ]
 

@@ -43,6 +43,9 @@ extension GatewayConfiguration {
         metrics.apiKey = try sources.optionalString(.metricsAPIKey)
         cluster.redisURL = try sources.optionalString(.clusterRedisURL)
         cluster.nodeID = try sources.optionalString(.clusterNodeID)
+        cluster.redisCAFile = try sources.optionalString(.clusterRedisCAFile)
+        cluster.commandTimeoutMs = try sources.int(.clusterCommandTimeoutMs) ?? cluster.commandTimeoutMs
+        cluster.busSecret = try sources.optionalString(.clusterBusSecret)
         console.enabled = try sources.bool(.consoleEnabled) ?? console.enabled
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresStorage
+import Redis
 
 extension GatewayConfiguration {
     /// Range and cross-key checks; the first failure is thrown.
@@ -24,9 +25,26 @@ extension GatewayConfiguration {
         try Self.require(shutdown.drainSeconds >= 0, .shutdownDrainSeconds, "\(shutdown.drainSeconds) must not be negative")
         try Self.require(!storage.dataDirectory.isEmpty, .storageDataDirectory, "must not be empty")
         if let url = cluster.redisURL {
-            try Self.require(Cluster.redisAddress(url) != nil, .clusterRedisURL, "must look like redis://host:port (an IP address)")
+            let endpoint: RedisEndpoint
+            do throws(RedisEndpoint.ParseError) {
+                endpoint = try RedisEndpoint.parse(url)
+            } catch {
+                // The parse error names the part that is wrong, never the URL (it may hold a password).
+                throw .invalidValue(key: ConfigurationKey.clusterRedisURL.path,
+                                    problem: "\(error) (redis://[[user]:password@]host[:port][/db] or rediss://…, host an IP address)")
+            }
+            if let caFile = cluster.redisCAFile {
+                try Self.require(endpoint.usesTLS, .clusterRedisCAFile, "is for a rediss:// cluster.redisUrl")
+                guard fileExists(caFile) else { throw .fileNotFound(key: ConfigurationKey.clusterRedisCAFile.path, path: caFile) }
+            }
             try Self.require(storage.backend == .postgres, .clusterRedisURL,
                              "needs storage.backend postgres: the nodes of a cluster share one database")
+        }
+        try Self.require((1...Cluster.maximumCommandTimeoutMs).contains(cluster.commandTimeoutMs), .clusterCommandTimeoutMs,
+                         "\(cluster.commandTimeoutMs) is out of range 1...\(Cluster.maximumCommandTimeoutMs)")
+        if let secret = cluster.busSecret {
+            try Self.require(secret.utf8.count >= Cluster.minimumBusSecretBytes, .clusterBusSecret,
+                             "must be at least \(Cluster.minimumBusSecretBytes) bytes")
         }
         if storage.backend == .postgres {
             try Self.require(!(storage.postgresURL ?? "").isEmpty, .storagePostgresURL,

@@ -117,25 +117,30 @@ extension GatewayConfiguration {
     /// Cluster mode (PROTOCOL.md §13): set `redisURL` and the node joins the others that
     /// share its PostgreSQL database and this Redis.
     public struct Cluster: Sendable, Equatable {
+        public static let defaultCommandTimeoutMs = 2_000
+        /// Longest `commandTimeoutMs` accepted (a minute: past that a paused Redis hangs requests).
+        public static let maximumCommandTimeoutMs = 60_000
+        /// Shortest `busSecret`: as long as the HMAC-SHA256 output (RFC 2104 §3).
+        public static let minimumBusSecretBytes = 32
+
+        /// `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (`RedisEndpoint`).
         public var redisURL: String?
         /// Names this node in logs, metrics and bus events; random per start when unset.
         public var nodeID: String?
+        /// PEM CA certificates a `rediss://` server's chain must lead to (unset: the system's).
+        public var redisCAFile: String?
+        /// A Redis command (or a bus event's echo) not answered within this fails.
+        public var commandTimeoutMs: Int
+        /// Set: every bus payload carries an HMAC-SHA256 under it (`BusSignature`).
+        public var busSecret: String?
 
-        public init(redisURL: String? = nil, nodeID: String? = nil) {
+        public init(redisURL: String? = nil, nodeID: String? = nil, redisCAFile: String? = nil,
+                    commandTimeoutMs: Int = Cluster.defaultCommandTimeoutMs, busSecret: String? = nil) {
             self.redisURL = redisURL
             self.nodeID = nodeID
-        }
-
-        /// `redis://host[:port]` → host and port (6379 by default); nil when it is not one.
-        public static func redisAddress(_ url: String) -> (host: String, port: Int)? {
-            guard url.hasPrefix("redis://") else { return nil }
-            var rest = url.dropFirst("redis://".count)
-            if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
-            let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
-            guard let host = parts.first, !host.isEmpty, parts.count <= 2 else { return nil }
-            guard parts.count == 2 else { return (String(host), 6379) }
-            guard let port = Int(parts[1]), (1...65535).contains(port) else { return nil }
-            return (String(host), port)
+            self.redisCAFile = redisCAFile
+            self.commandTimeoutMs = commandTimeoutMs
+            self.busSecret = busSecret
         }
     }
 

@@ -38,6 +38,14 @@ final class GatewayMetrics: Sendable {
     /// From a node's PUBLISH to its own event coming back on its subscription: the bus
     /// round trip every cluster write waits for before its reply.
     let busEchoLatency: CoreMetrics.Timer
+    /// Payloads off the bus dropped unapplied: a missing or wrong HMAC (`cluster.busSecret`),
+    /// or a field that breaks `BusInputRules` / does not parse.
+    let busPayloadsRejectedSignature: CoreMetrics.Counter
+    let busPayloadsRejectedMalformed: CoreMetrics.Counter
+    /// Committed events dropped from a full outbox (their channels resync when the bus is back).
+    let busOutboxDropped: CoreMetrics.Counter
+    /// Redis connections closed because a command went unanswered for `cluster.commandTimeoutMs`.
+    let redisTimeouts: CoreMetrics.Counter
     /// §14: typing events this node decided to send, `channel.markRead` writes, `channel.read`
     /// events sent out (each to a channel's members), presence subscriptions held.
     let typingStarts: CoreMetrics.Counter
@@ -92,6 +100,12 @@ final class GatewayMetrics: Sendable {
         busEventsIn = CoreMetrics.Counter(label: "chat_bus_events_total", dimensions: [("direction", "in")], factory: factory)
         busResyncs = CoreMetrics.Counter(label: "chat_bus_resyncs_total", factory: factory)
         busEchoLatency = CoreMetrics.Timer(label: "chat_bus_echo_duration_seconds", factory: factory)
+        busPayloadsRejectedSignature = CoreMetrics.Counter(label: "chat_bus_payloads_rejected_total",
+                                                           dimensions: [("reason", "signature")], factory: factory)
+        busPayloadsRejectedMalformed = CoreMetrics.Counter(label: "chat_bus_payloads_rejected_total",
+                                                           dimensions: [("reason", "malformed")], factory: factory)
+        busOutboxDropped = CoreMetrics.Counter(label: "chat_bus_outbox_dropped_total", factory: factory)
+        redisTimeouts = CoreMetrics.Counter(label: "chat_redis_timeouts_total", factory: factory)
         typingStarts = CoreMetrics.Counter(label: "chat_typing_events_total", dimensions: [("event", "start")], factory: factory)
         typingStops = CoreMetrics.Counter(label: "chat_typing_events_total", dimensions: [("event", "stop")], factory: factory)
         readMarksStored = CoreMetrics.Counter(label: "chat_read_marks_total", dimensions: [("outcome", "stored")], factory: factory)

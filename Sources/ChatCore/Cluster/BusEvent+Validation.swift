@@ -1,0 +1,69 @@
+/// The checks a decoded bus event passes before any node applies it (`BusInputRules`).
+extension BusEvent {
+    /// The first field that breaks a rule, named for the log; nil when the event is sound.
+    public var invalidField: String? {
+        let rules = BusInputRules.self
+        guard rules.isIdentifier(node) else { return "node" }
+        switch write {
+        case .upsertUser(let user):
+            if let field = Self.invalidField(of: user) { return "user.\(field)" }
+        case .setUserDeactivated(let id, _):
+            guard rules.isUserID(id) else { return "userId" }
+        case .createChannel(let channel), .updateChannel(let channel):
+            if let field = Self.invalidField(of: channel) { return "channel.\(field)" }
+        case .insertMessage(let message):
+            // Before the store numbered it, a message's seq is 0.
+            if let field = Self.invalidField(of: message, stored: false) { return "message.\(field)" }
+        case .setBlock(let blocker, let blocked, _, let at):
+            guard rules.isUserID(blocker) else { return "blocker" }
+            guard rules.isUserID(blocked) else { return "blocked" }
+            guard rules.isTime(at) else { return "at" }
+        case .markRead(let channelID, let userID, let seq):
+            guard rules.isIdentifier(channelID) else { return "channelId" }
+            guard rules.isUserID(userID) else { return "userId" }
+            guard rules.isSeq(seq) else { return "seq" }
+        }
+        if case .message(let stored) = result, let field = Self.invalidField(of: stored, stored: true) { return "stored.\(field)" }
+        return nil
+    }
+
+    private static func invalidField(of user: User) -> String? {
+        let rules = BusInputRules.self
+        guard rules.isUserID(user.id) else { return "id" }
+        guard rules.isText(user.name) else { return "name" }
+        guard rules.isText(user.image) else { return "image" }
+        guard user.metadata.count <= rules.maxListCount,
+              user.metadata.allSatisfy({ rules.isText($0.key) && rules.isText($0.value) }) else { return "metadata" }
+        guard rules.isTime(user.createdAt) else { return "createdAt" }
+        guard rules.isTime(user.lastSeenAt) else { return "lastSeenAt" }
+        return nil
+    }
+
+    private static func invalidField(of channel: Channel) -> String? {
+        let rules = BusInputRules.self
+        guard rules.isIdentifier(channel.id) else { return "id" }
+        guard rules.isText(channel.name) else { return "name" }
+        guard channel.members.count <= rules.maxListCount, channel.members.allSatisfy(rules.isUserID) else { return "members" }
+        guard rules.isTime(channel.createdAt) else { return "createdAt" }
+        guard rules.isText(channel.createdBy) else { return "createdBy" }
+        guard channel.inviterViews.count <= rules.maxListCount,
+              channel.inviterViews.allSatisfy({ inviter, members in
+                  rules.isUserID(inviter) && members.count <= rules.maxListCount && members.allSatisfy(rules.isUserID)
+              }) else { return "inviterViews" }
+        return nil
+    }
+
+    private static func invalidField(of message: Message, stored: Bool) -> String? {
+        let rules = BusInputRules.self
+        guard rules.isIdentifier(message.id) else { return "id" }
+        guard rules.isIdentifier(message.channelID) else { return "channelId" }
+        guard message.seq >= (stored ? 1 : 0), rules.isSeq(message.seq) else { return "seq" }
+        guard rules.isUserID(message.senderID) else { return "senderId" }
+        guard rules.isText(message.text) else { return "text" }
+        guard message.dataJSON.map(rules.isText) ?? true else { return "data" }
+        guard message.clientMessageID.map({ $0.utf8.count <= rules.maxIdentifierBytes }) ?? true else { return "clientMessageId" }
+        guard rules.isTime(message.createdAt) else { return "createdAt" }
+        guard message.hiddenFrom.map({ $0.isEmpty || rules.isUserID($0) }) ?? true else { return "hiddenFrom" }
+        return nil
+    }
+}

@@ -1,0 +1,67 @@
+import Testing
+@testable import ChatCore
+
+/// A bus event is input like a client's (issue 26): every field checked before any node
+/// applies it; a bad one is a decode error, never a trap.
+@Suite struct BusInputTests {
+    private static let valid = #"{"v":1,"node":"node-1","n":7,"write":{"kind":"block","blocker":"alice","blocked":"bob","isBlocked":true,"at":1700000000000}}"#
+
+    private func decodes(_ text: String) -> Bool {
+        (try? BusEvent.decode(Array(text.utf8))) != nil
+    }
+
+    @Test func aSoundEventRoundTrips() throws {
+        #expect(decodes(Self.valid))
+        let message = Message(id: "m_1", channelID: "c_1", seq: 0, senderID: "alice", text: "hi", dataJSON: #"{"a":1}"#,
+                              clientMessageID: "cm-1", createdAt: 1_700_000_000_000)
+        var stored = message
+        stored.seq = 3
+        let event = BusEvent(node: "node-1", number: 9, write: .insertMessage(message), result: .message(stored))
+        #expect(try BusEvent.decode(event.encoded()) == event)
+    }
+
+    @Test(arguments: [
+        (#""node":"node-1""#, #""node":"""#),                                  // empty node
+        (#""blocker":"alice""#, #""blocker":"al ice""#),                        // not a user id
+        (#""blocked":"bob""#, #""blocked":"\#(String(repeating: "b", count: 129))""#),
+        (#""at":1700000000000"#, #""at":-1"#),                                 // before the epoch
+        (#""at":1700000000000"#, #""at":253402300800000"#),                    // after year 9999
+        (#""at":1700000000000"#, #""at":1e300"#),                              // not an integer
+        (#""at":1700000000000"#, #""at":99999999999999999999"#),               // past Int64
+    ])
+    func aFieldOutOfBoundsIsRefused(_ field: String, _ replacement: String) {
+        #expect(!decodes(Self.valid.replacing(field, with: replacement)))
+    }
+
+    @Test func readsAndMessagesAreBounded() {
+        let read = #"{"v":1,"node":"n","n":1,"write":{"kind":"read","channelId":"c_1","userId":"alice","seq":SEQ}}"#
+        #expect(decodes(read.replacing("SEQ", with: "5")))
+        #expect(!decodes(read.replacing("SEQ", with: "9007199254740993")))
+        #expect(!decodes(read.replacing("SEQ", with: "-1")))
+        let stored = #"{"v":1,"node":"n","n":1,"write":{"kind":"message","message":M},"message":S}"#
+        let message = #"{"id":"m_1","channelId":"c_1","seq":SEQ,"senderId":"alice","text":"hi","createdAt":1}"#
+        let ok = stored.replacing("M", with: message.replacing("SEQ", with: "0"))
+            .replacing("S", with: message.replacing("SEQ", with: "1"))
+        #expect(decodes(ok))
+        #expect(!decodes(ok.replacing(#""seq":1"#, with: #""seq":0"#)), "a stored message has a seq")
+        #expect(!decodes(ok.replacing(#""senderId":"alice""#, with: #""senderId":"""#)))
+    }
+
+    @Test func scoresBecomeTimesOnlyWhenFiniteAndInRange() {
+        #expect(BusInputRules.milliseconds(fromScoreText: "1700000000000") == 1_700_000_000_000)
+        #expect(BusInputRules.milliseconds(fromScoreText: "1700000000000.5") == 1_700_000_000_000)
+        for bad in ["inf", "-inf", "+inf", "nan", "1e300", "-1", "9.3e18", "1e19", "", "x"] {
+            #expect(BusInputRules.milliseconds(fromScoreText: bad) == nil, "\(bad)")
+        }
+        #expect(BusInputRules.milliseconds(fromScore: .infinity) == nil)
+        #expect(BusInputRules.milliseconds(fromScore: -.greatestFiniteMagnitude) == nil)
+        #expect(BusInputRules.milliseconds(fromDecimal: Array("99999999999999999999".utf8)) == nil)
+    }
+
+    @Test func typingRelaysAreChecked() {
+        let relay = TypingRelay(node: "n", started: true, channelID: "c_1", userID: "alice")
+        #expect(TypingRelay.decode(relay.encoded()) == relay)
+        #expect(TypingRelay.decode(TypingRelay(node: "n", started: true, channelID: "", userID: "alice").encoded()) == nil)
+        #expect(TypingRelay.decode(TypingRelay(node: "n", started: true, channelID: "c", userID: "a b").encoded()) == nil)
+    }
+}

@@ -1,0 +1,57 @@
+import Testing
+@testable import Redis
+
+/// The commands waiting on one connection (sans-IO): replies in order, pushed messages and
+/// confirmations apart from them on a subscribed connection, the oldest deadline deciding.
+@Suite struct RedisPipelineTests {
+    private func message(_ text: String) -> RedisReply {
+        .array([.string(Array("message".utf8)), .string(Array("bus".utf8)), .string(Array(text.utf8))])
+    }
+
+    @Test func repliesGoToTheOldestWaitingCommand() {
+        var pipeline = RedisPipeline<Int>()
+        pipeline.sent(1, deadline: 100)
+        pipeline.sent(2, deadline: 200)
+        #expect(pipeline.nextDeadline == 100 && !pipeline.isOverdue(now: 99) && pipeline.isOverdue(now: 100))
+        guard case .answer(1?) = pipeline.route(.status("OK")) else { Issue.record("not 1"); return }
+        #expect(pipeline.nextDeadline == 200)
+        guard case .answer(2?) = pipeline.route(.error("ERR")) else { Issue.record("not 2"); return }
+        #expect(pipeline.isEmpty && pipeline.nextDeadline == nil && !pipeline.isOverdue(now: .max))
+        guard case .unexpected = pipeline.route(.integer(1)) else { Issue.record("a reply nothing asked for"); return }
+    }
+
+    @Test func aSubscribedConnectionTellsMessagesFromPINGReplies() {
+        var pipeline = RedisPipeline<String>()
+        pipeline.sentSubscribe(channels: 2, deadline: 50)
+        let confirmation = RedisReply.array([.string(Array("subscribe".utf8)), .string(Array("bus".utf8)), .integer(1)])
+        guard case .subscription = pipeline.route(confirmation) else { Issue.record("first confirmation"); return }
+        #expect(pipeline.nextDeadline == 50, "one confirmation still due")
+        guard case .subscription = pipeline.route(message("early")) else { Issue.record("message"); return }
+        guard case .subscription = pipeline.route(confirmation) else { Issue.record("second confirmation"); return }
+        #expect(pipeline.isEmpty)
+        pipeline.sent("keepalive", deadline: 300)
+        guard case .subscription = pipeline.route(message("between")) else { Issue.record("message"); return }
+        #expect(pipeline.count == 1, "a message does not answer the PING")
+        let pong = RedisReply.array([.string(Array("pong".utf8)), .string([])])
+        guard case .answer("keepalive"?) = pipeline.route(pong) else { Issue.record("pong"); return }
+        #expect(pipeline.isEmpty)
+    }
+
+    @Test func aRefusedSubscribeEndsItsEntry() {
+        var pipeline = RedisPipeline<String>()
+        pipeline.sentSubscribe(channels: 3, deadline: 50)
+        guard case .subscription = pipeline.route(.error("NOPERM")) else { Issue.record("refusal"); return }
+        #expect(pipeline.isEmpty)
+    }
+
+    @Test func removeAllHandsBackEveryWaiterInOrder() {
+        var pipeline = RedisPipeline<Int>()
+        for n in 0..<3_000 { pipeline.sent(n, deadline: UInt64(n)) }
+        for n in 0..<2_000 {
+            guard case .answer(let waiter) = pipeline.route(.null), waiter == n else { Issue.record("order at \(n)"); return }
+        }
+        #expect(pipeline.nextDeadline == 2_000)
+        #expect(pipeline.removeAll() == Array(2_000..<3_000))
+        #expect(pipeline.isEmpty)
+    }
+}
