@@ -99,6 +99,11 @@ private func typeName(_ command: Command) -> String {
     case .channelUpdate: "channel.update"
     case .messageSend: "message.send"
     case .messageHistory: "message.history"
+    case .typingStart: "typing.start"
+    case .typingStop: "typing.stop"
+    case .channelMarkRead: "channel.markRead"
+    case .presenceSubscribe: "presence.subscribe"
+    case .presenceUnsubscribe: "presence.unsubscribe"
     }
 }
 
@@ -110,13 +115,19 @@ private func checkCommand(_ command: Command, fields: JSONObject) {
         check((1...100).contains(ids.count), "block list of \(ids.count)")
     case .userBlockedList(_, let limit, _, _, _), .channelList(let limit, _):
         check((1...100).contains(limit), "limit \(limit)")
+    case .channelMarkRead(_, let seq):
+        check(seq >= 0, "negative seq \(seq)")
+    case .presenceSubscribe(let ids), .presenceUnsubscribe(let ids):
+        check((1...100).contains(ids.count), "presence list of \(ids.count)")
     case .channelInvite(_, let ids):
         check((1...100).contains(ids.count), "invite of \(ids.count)")
-    case .messageHistory(_, let before, let after, let limit):
+    case .messageHistory(_, let before, let after, let limit, _):
         check(before == nil || after == nil, "beforeSeq and afterSeq")
         check((1...100).contains(limit), "limit \(limit)")
-    case .messageSend(_, let text, let dataJSON, _):
+    case .messageSend(_, let text, let dataJSON, let clientMessageID):
         check(!text.isEmpty, "empty text")
+        // No string that would be stored holds U+0000 (JSONFields.storable).
+        check(!text.utf8.contains(0) && !(clientMessageID?.utf8.contains(0) ?? false), "U+0000 in a stored string")
         switch (fields["data"], dataJSON) {
         case (nil, nil), (.null?, nil): break
         case (.object(let data)?, let json?):

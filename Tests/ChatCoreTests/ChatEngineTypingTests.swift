@@ -50,12 +50,21 @@ struct ChatEngineTypingTests {
         }
         #expect(forwarded == ["start", "stop", "start", "stop"])
         #expect(answered == 2 * 69, "every request is answered")
-        // A start held back after a stop makes the user typing unannounced: it ends silently.
+        // A start held back after a stop is announced when the interval ends, if still typing then.
         _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 4_100)
         #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester)) == ["stop"])
-        #expect(Self.events(engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 4_200)).isEmpty)
-        #expect(engine.typingDue("g", user: "a", monotonicNow: 14_200).isEmpty, "never announced: no stop")
-        #expect(Self.events(engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 14_300)) == ["start"])
+        let held = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 4_200)
+        #expect(Self.events(held).isEmpty)
+        #expect(held.contains(EngineEffect.checkTypingLater("g", user: "a", afterMilliseconds: 1_900)))
+        #expect(Self.events(engine.typingDue("g", user: "a", monotonicNow: 6_100)) == ["start"])
+        #expect(Self.events(engine.typingDue("g", user: "a", monotonicNow: 14_200)) == ["stop"], "announced, so it ends with a stop")
+        // One stopped before its announcement ends silently.
+        _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 15_000)
+        _ = engine.typingStop("g", from: "a", session: 1, for: Self.requester)
+        let silent = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 15_100)
+        #expect(Self.events(silent).isEmpty)
+        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester)).isEmpty)
+        #expect(engine.typingDue("g", user: "a", monotonicNow: 17_000).isEmpty)
     }
 
     @Test func endsWithStopWithTenQuietSecondsOrWithAMessage() {

@@ -6,8 +6,13 @@ extension ChatEngine {
                                      monotonicNow: Milliseconds) -> [EngineEffect] {
         var effects: [EngineEffect] = []
         guard let channel = typingChannel(channelID, of: user, for: requester, answer: &effects) else { return effects }
-        if typing.start(TypingStates.Key(channel: channelID, user: user), now: monotonicNow) {
+        switch typing.start(TypingStates.Key(channel: channelID, user: user), now: monotonicNow) {
+        case .forward:
             effects += typingEvent(started: true, in: channel, from: user, excluding: session)
+        case .announceAt(let time):
+            effects.append(.checkTypingLater(channelID, user: user, afterMilliseconds: max(0, time - monotonicNow)))
+        case .held:
+            break
         }
         effects.append(.checkTypingLater(channelID, user: user, afterMilliseconds: TypingStates.expiry))
         return effects
@@ -24,11 +29,18 @@ extension ChatEngine {
         return effects
     }
 
-    /// The 10 s after a `typing.start` have passed: the state ends unless renewed.
+    /// A typing timer is due: 10 s after a `typing.start` the state ends unless renewed, and
+    /// a start held back by the 2 s interval is announced once it is over.
     public mutating func typingDue(_ channelID: ChannelID, user: UserID, monotonicNow: Milliseconds) -> [EngineEffect] {
-        guard typing.expire(TypingStates.Key(channel: channelID, user: user), now: monotonicNow),
-              let channel = directory.channels[channelID] else { return [] }
-        return typingEvent(started: false, in: channel, from: user, excluding: nil)
+        let key = TypingStates.Key(channel: channelID, user: user)
+        guard let channel = directory.channels[channelID] else { return [] }
+        if typing.expire(key, now: monotonicNow) {
+            return typingEvent(started: false, in: channel, from: user, excluding: nil)
+        }
+        if typing.announceIfDue(key, now: monotonicNow) {
+            return typingEvent(started: true, in: channel, from: user, excluding: nil)
+        }
+        return []
     }
 
     /// Another node's typing change (off the bus): fanned out here, not relayed again.

@@ -5,7 +5,8 @@
 /// The interval counts from the last forwarded start whatever happened since: a
 /// `typing.stop` does not reset it, so alternating start and stop forwards at most one
 /// start and one stop per interval. A start inside the interval after a stop makes the
-/// user typing without announcing it, and a state that was never announced ends silently.
+/// user typing without announcing it yet: it is announced when the interval ends if the
+/// user is still typing then (`announceIfDue`), and ends silently if not.
 struct TypingStates {
     struct Key: Hashable {
         var channel: ChannelID
@@ -27,16 +28,38 @@ struct TypingStates {
     /// Stale entries (not typing, interval over) are swept when the table grows past this.
     private var sweepThreshold = 1024
 
-    /// A `typing.start` at `now`: true when it is to be forwarded.
-    mutating func start(_ key: Key, now: Milliseconds) -> Bool {
+    enum StartOutcome: Equatable {
+        /// Forward `typing.start` now.
+        case forward
+        /// Already announced, or already waiting for its announcement.
+        case held
+        /// Typing again inside the interval after a stop: announce it at this time if the
+        /// user is still typing then.
+        case announceAt(Milliseconds)
+    }
+
+    /// A `typing.start` at `now`.
+    mutating func start(_ key: Key, now: Milliseconds) -> StartOutcome {
         if var state = states[key], now - state.forwardedAt < Self.forwardInterval {
+            let wasTyping = state.isTyping
             state.expiresAt = now + Self.expiry
             state.isTyping = true
             states[key] = state
-            return false
+            return wasTyping ? .held : .announceAt(state.forwardedAt + Self.forwardInterval)
         }
         states[key] = State(forwardedAt: now, expiresAt: now + Self.expiry, isTyping: true, isAnnounced: true)
         if states.count > sweepThreshold { sweep(now: now) }
+        return .forward
+    }
+
+    /// A start held back by the interval is announced once it is over and the user still
+    /// types: true when `typing.start` is to be forwarded now.
+    mutating func announceIfDue(_ key: Key, now: Milliseconds) -> Bool {
+        guard var state = states[key], state.isTyping, !state.isAnnounced,
+              now - state.forwardedAt >= Self.forwardInterval else { return false }
+        state.forwardedAt = now
+        state.isAnnounced = true
+        states[key] = state
         return true
     }
 
