@@ -9,21 +9,6 @@ extension ChatService {
             busResumed()
             return
         }
-        inbox.async { [self] in
-            metrics.busResyncs.increment()
-            for user in sessions.keys {
-                let channels = directory.channelIDs(of: user).filter(scope.channels.contains).sorted()
-                guard !channels.isEmpty else { continue }
-                let payload = WireEncoding.event("session.resync") { w in
-                    w.beginObject()
-                    w.key("channelIds")
-                    w.beginArray()
-                    for channel in channels { w.string(channel) }
-                    w.endArray()
-                    w.endObject()
-                }
-                run([.publishToUsers([user], payload: payload, excluding: nil)])
-            }
-        }
+        sendResync { scope.channels.contains($0) }
     }
 }

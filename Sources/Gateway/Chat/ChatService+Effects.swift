@@ -195,10 +195,16 @@ extension ChatService {
     /// The bus is back after an outage: every connection here hears which of its channels
     /// may have missed live events (`session.resync`), and catches up from history.
     func busResumed() {
+        sendResync { _ in true }
+    }
+
+    /// `session.resync` to every connection here, naming those of its user's channels that
+    /// `affected` selects (a user with none hears nothing).
+    func sendResync(_ affected: @escaping @Sendable (ChannelID) -> Bool) {
         inbox.async { [self] in
             metrics.busResyncs.increment()
             for user in sessions.keys {
-                let channels = directory.channelIDs(of: user).sorted()
+                let channels = directory.channelIDs(of: user).filter(affected).sorted()
                 guard !channels.isEmpty else { continue }
                 let payload = WireEncoding.event("session.resync") { w in
                     w.beginObject()
