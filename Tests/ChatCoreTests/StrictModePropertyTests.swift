@@ -12,18 +12,6 @@ import Testing
 /// - for every viewer and channel, `unreadCount`, `lastMessage` and history agree.
 @Suite("Strict mode property")
 struct StrictModePropertyTests {
-    /// SplitMix64: a small seeded generator, so a failure names the seed that reproduces it.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The engine with everything around it: a store that assigns seqs, a fan-out, timers.
     struct World {
         static let users: [UserID] = ["alice", "bob", "carol"]
@@ -190,7 +178,7 @@ struct StrictModePropertyTests {
         return found
     }
 
-    static func step(_ world: inout World, _ random: inout Generator) -> String {
+    static func step(_ world: inout World, _ random: inout SeededGenerator) -> String {
         let users = World.users
         let user = users[Int(random.next() % 3)]
         let channel = world.channels[Int(random.next() % UInt64(world.channels.count))]
@@ -242,7 +230,7 @@ struct StrictModePropertyTests {
         var failures: [String] = []
         var steps = 0
         for seed in 1...Self.runs where failures.isEmpty {
-            var random = Generator(state: UInt64(seed))
+            var random = SeededGenerator(seed: UInt64(seed))
             var world = World()
             for index in 0..<150 {
                 // Time passes (typing expires, paced read events go out), then one request.
