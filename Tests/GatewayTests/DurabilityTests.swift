@@ -51,17 +51,20 @@ struct DurabilityTests {
         let port: Int
         let logPath: String
 
-        /// `maxOpenFiles` runs it under that descriptor limit (`ulimit -n`).
+        /// `maxOpenFiles` runs it under that descriptor limit (`ulimit -n`). The child binds
+        /// port 0 and its `gateway.start` line says which port it got: a port picked here and
+        /// handed over could be taken meanwhile by another test's listener, which would then
+        /// answer in the child's place.
         init(dataDirectory: String, workingDirectory: String, environment overrides: [String: String] = [:],
              maxOpenFiles: Int? = nil) throws {
-            port = try DurabilityTests.freePort()
-            logPath = workingDirectory + "/gateway-\(port).log"
+            logPath = workingDirectory + "/gateway-\(UUID().uuidString.prefix(8)).log"
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
             let binary = try DurabilityTests.gatewayBinary()
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CHAT_GATEWAY_") }
-            environment["CHAT_GATEWAY_SERVER_PORT"] = String(port)
+            environment["CHAT_GATEWAY_SERVER_PORT"] = "0"
             environment["CHAT_GATEWAY_STORAGE_DATADIRECTORY"] = dataDirectory
-            environment["CHAT_GATEWAY_LOG_LEVEL"] = "warning"
+            // `info` at least: the `gateway.start` line carries the port.
+            environment["CHAT_GATEWAY_LOG_LEVEL"] = "info"
             // Concurrency is the point here, not throttling (§6).
             environment["CHAT_GATEWAY_LIMITS_USERMESSAGESPERSECOND"] = "100000"
             environment["CHAT_GATEWAY_LIMITS_USERMESSAGEBURST"] = "100000"
@@ -75,7 +78,24 @@ struct DurabilityTests {
                 process = try ChildProcess(binary.path, ["serve"], environment: environment,
                                            workingDirectory: workingDirectory, outputPath: logPath)
             }
+            port = try Self.boundPort(process: process, logPath: logPath)
             try waitUntilHealthy()
+        }
+
+        /// The port of the child's `gateway.start` line (bounded: 30 s).
+        private static func boundPort(process: ChildProcess, logPath: String) throws -> Int {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+                for line in log.split(separator: "\n") where line.contains("\"event\":\"gateway.start\"") {
+                    if let port = parseJSONObject(String(line))["port"] as? String, let number = Int(port) { return number }
+                }
+                guard process.isRunning else {
+                    throw TestClientError("chat-gateway exited with \(process.terminationStatus): \(log)")
+                }
+                usleep(20_000)
+            }
+            throw TestClientError("chat-gateway logged no gateway.start: \((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
         }
 
         /// Polls /healthz (bounded: 30 s) until the child answers.

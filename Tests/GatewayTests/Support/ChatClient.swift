@@ -72,7 +72,7 @@ final class ChatClient {
 
     func reply(to id: Int) throws -> [String: Any] {
         while true {
-            let frame = try nextFrame()
+            let frame = try nextFrame(awaiting: "the reply to request \(id)")
             if frame["type"] as? String == "event" {
                 events.append(frame)
                 continue
@@ -102,7 +102,7 @@ final class ChatClient {
             return events.remove(at: index)
         }
         while true {
-            let frame = try nextFrame()
+            let frame = try nextFrame(awaiting: "event \(name)")
             if frame["type"] as? String == "event" {
                 if frame["event"] as? String == name { return frame }
                 events.append(frame)
@@ -126,8 +126,15 @@ final class ChatClient {
         return taken
     }
 
-    private func nextFrame() throws -> [String: Any] {
-        let text = try connection.nextText()
+    /// `awaiting` names what the caller waits for in the error a timeout throws.
+    private func nextFrame(awaiting: String? = nil) throws -> [String: Any] {
+        let text: String
+        do {
+            text = try connection.nextText()
+        } catch let error as TestClientError where awaiting != nil {
+            let held = events.compactMap { $0["event"] as? String }
+            throw TestClientError("\(error.description) awaiting \(awaiting ?? "") (events held: \(held))")
+        }
         guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             throw TestClientError("not a JSON object: \(text)")
         }
