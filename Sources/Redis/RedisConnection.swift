@@ -89,6 +89,15 @@ public final class RedisConnection: @unchecked Sendable {
 
     public var isConnected: Bool { state == .ready }
 
+    /// Whether the oldest command still waiting for its reply was sent more than
+    /// `nanoseconds` ago: Redis is slow to answer, though not yet past the command timeout.
+    public func isWaiting(longerThan nanoseconds: UInt64) -> Bool {
+        guard let deadline = pipeline.nextDeadline else { return false }
+        let sent = deadline &- settings.commandTimeoutNanoseconds
+        let now = DispatchTime.now().uptimeNanoseconds
+        return now > sent && now - sent > nanoseconds
+    }
+
     /// In the reason a connection closed with when a command went unanswered.
     public static let timeoutReason = "no reply within"
 

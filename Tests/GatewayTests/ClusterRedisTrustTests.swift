@@ -182,11 +182,12 @@ struct ClusterRedisTrustTests {
     }
 
     /// A paused Redis (SIGSTOP: connections open, nothing answered): every send answers
-    /// within about the command timeout (ok, stored, or ERR_INTERNAL), `/readyz` turns 503,
+    /// within the command timeout (ok, stored, or ERR_INTERNAL): it waits on Redis at most
+    /// half of it, at one step (the shared rate or its echo), `/readyz` turns 503,
     /// and once Redis answers again `/readyz` is 200 and the clients resync; no
     /// acknowledged message is lost.
     @Test func aPausedRedisFailsFastTurnsReadyz503AndResumesWithResync() async throws {
-        let timeoutMs = 500
+        let timeoutMs = 1_000
         let cluster = try await cluster(configure: { $0.redisCommandTimeoutMs = timeoutMs })
         let alice = try await cluster.nodes[0].connect("alice")
         let bob = try await cluster.nodes[1].connect("bob")
@@ -206,7 +207,7 @@ struct ClusterRedisTrustTests {
                 #expect((reply["error"] as? [String: Any])?["code"] as? String == "ERR_INTERNAL", "\(reply)")
             }
         }
-        #expect(slowest < Double(timeoutMs) / 1000 + 0.5, "slowest send answered after \(slowest) s")
+        #expect(slowest < Double(timeoutMs) / 1000, "slowest send answered after \(slowest) s")
         // Both nodes notice, node 2 with nothing to send (its keepalive PING goes unanswered).
         for node in cluster.nodes {
             try await eventually("readyz 503", seconds: 6) { try await node.http("GET", "/readyz").status == 503 }

@@ -67,6 +67,8 @@ final class ClusterBus: @unchecked Sendable {
     /// The numbers awaiting their echo in publish order, for the echo deadline.
     private var echoOrder: [UInt64] = []
     private var echoOrderHead = 0
+    /// In `echoOrder`, the oldest event whose waiter may not have been served yet.
+    private var releaseHead = 0
     private var echoCheckScheduled = false
     /// Committed events the bus did not take, published again once it does.
     private var outbox: BusOutbox
@@ -134,8 +136,9 @@ final class ClusterBus: @unchecked Sendable {
                 ordered()
                 return
             }
-            guard subscribed else {
-                // No echo to wait for: published for the others, acted on here at once.
+            guard subscribed, !publisher.isWaiting(longerThan: answerWaitNanoseconds) else {
+                // No echo to wait for (or Redis is already slow to answer, and the write's
+                // answer must not wait on it): published for the others, acted on here at once.
                 noteMissed()
                 send(payload, scope: scope, on: publisher) { _ in }
                 ordered()
@@ -179,7 +182,8 @@ final class ClusterBus: @unchecked Sendable {
     static let maxRetryAfterMs: Int64 = 3_600_000
 
     /// Takes one token of `user`'s message rate (PROTOCOL.md §6) from the bucket every node
-    /// shares; `decided` gets nil when Redis cannot answer. `now` in wall-clock ms.
+    /// shares; `decided` gets nil when Redis cannot answer within `answerWaitNanoseconds` (this node's own
+    /// bucket decides then). `now` in wall-clock ms.
     func takeRate(user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds,
                   decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
         loop.execute { [self] in
@@ -187,13 +191,15 @@ final class ClusterBus: @unchecked Sendable {
                 decided(nil)
                 return
             }
+            let answer = RateAnswer(decided)
+            loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: answerWaitNanoseconds))) { answer.give(nil) }
             let interval = 1_000_000 / Int64(ratePerSecond)
             let tolerance = Int64(max(0, burst - 1)) * interval
             publisher.send(["EVAL", Self.takeRateScript, "1", "chat:rate:" + user, "\(now * 1000)", "\(interval)",
                             "\(tolerance)"]) { [self] reply in
                 guard case .array(let parts) = reply, parts.count == 2,
                       case .integer(let admitted) = parts[0], case .integer(let retryAfterMs) = parts[1] else {
-                    decided(nil)
+                    answer.give(nil)
                     return
                 }
                 // A rate key someone else wrote (`SET chat:rate:<user> inf`) makes the script
@@ -201,11 +207,30 @@ final class ClusterBus: @unchecked Sendable {
                 // decides instead.
                 guard admitted == 1 || (admitted == 0 && (1...Self.maxRetryAfterMs).contains(retryAfterMs)) else {
                     rejectMalformed("chat:rate")
-                    decided(nil)
+                    answer.give(nil)
                     return
                 }
-                decided(admitted == 1 ? .admitted : .limited(retryAfterMs: retryAfterMs))
+                answer.give(admitted == 1 ? .admitted : .limited(retryAfterMs: retryAfterMs))
             }
+        }
+    }
+
+    /// How long a request's answer waits on Redis at one step (the shared rate, an event's
+    /// echo): half the command timeout. A send waits at one of them at most (once one went
+    /// unanswered this long, `publish` does not wait for the echo), so with the store's write
+    /// it is answered within the command timeout even when Redis stops; the connection
+    /// itself is judged stuck only at the full timeout.
+    var answerWaitNanoseconds: UInt64 { settings.commandTimeoutNanoseconds / 2 }
+
+    /// The first of the reply and the `answerWaitNanoseconds` deadline decides; the later one is ignored.
+    /// Used on the bus's loop only.
+    private final class RateAnswer: @unchecked Sendable {
+        private var decided: (@Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void)?
+        init(_ decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) { self.decided = decided }
+        func give(_ decision: TokenBucketLimiter<UserNumber>.Decision?) {
+            let decided = self.decided
+            self.decided = nil
+            decided?(decision)
         }
     }
 
@@ -534,25 +559,51 @@ final class ClusterBus: @unchecked Sendable {
     /// The oldest event still waiting for its echo must have it within the command
     /// timeout; otherwise the subscription is stuck and is dropped (its waiters are served
     /// at once and their channels resync when it is back).
+    /// The next echo check: when the oldest waiter has waited `answerWaitNanoseconds` (it is
+    /// served here then), or when the oldest event has gone unechoed for the whole command
+    /// timeout (the subscription is judged stuck then).
     private func scheduleEchoCheck() {
-        guard !echoCheckScheduled, echoOrderHead < echoOrder.count else { return }
-        let oldest = echoOrder[echoOrderHead]
-        guard let sent = publishedAt[oldest] else {
-            echoOrderHead += 1
-            compactEchoOrder()
-            scheduleEchoCheck()
-            return
+        guard !echoCheckScheduled else { return }
+        skipAnsweredWaiters()
+        var due: UInt64?
+        if releaseHead < echoOrder.count, let sent = publishedAt[echoOrder[releaseHead]] {
+            due = sent + answerWaitNanoseconds
         }
+        while echoOrderHead < echoOrder.count, publishedAt[echoOrder[echoOrderHead]] == nil {
+            echoOrderHead += 1
+        }
+        if echoOrderHead < echoOrder.count, let sent = publishedAt[echoOrder[echoOrderHead]] {
+            due = min(due ?? .max, sent + settings.commandTimeoutNanoseconds)
+        }
+        compactEchoOrder()
+        guard let due else { return }
         echoCheckScheduled = true
-        loop.queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: sent + settings.commandTimeoutNanoseconds)) {
-            [self] in
+        loop.queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
             echoCheckScheduled = false
             checkEchoDeadline()
         }
     }
 
+    /// Moves `releaseHead` past the events whose waiter was already served.
+    private func skipAnsweredWaiters() {
+        releaseHead = max(releaseHead, echoOrderHead)
+        while releaseHead < echoOrder.count, awaitingEcho[echoOrder[releaseHead]] == nil {
+            releaseHead += 1
+        }
+    }
+
     private func checkEchoDeadline() {
         let now = DispatchTime.now().uptimeNanoseconds
+        // Waiters first: a write is acted on here once its echo is `answerWaitNanoseconds`
+        // late, in publish order, and the clients resync once the bus is whole again.
+        skipAnsweredWaiters()
+        while releaseHead < echoOrder.count {
+            let number = echoOrder[releaseHead]
+            guard let sent = publishedAt[number], now >= sent + answerWaitNanoseconds else { break }
+            noteMissed()
+            awaitingEcho.removeValue(forKey: number)?()
+            skipAnsweredWaiters()
+        }
         while echoOrderHead < echoOrder.count {
             let oldest = echoOrder[echoOrderHead]
             guard let sent = publishedAt[oldest] else {
@@ -567,7 +618,6 @@ final class ClusterBus: @unchecked Sendable {
             }
             break
         }
-        compactEchoOrder()
         scheduleEchoCheck()
     }
 
@@ -575,8 +625,10 @@ final class ClusterBus: @unchecked Sendable {
         if echoOrderHead == echoOrder.count {
             echoOrder.removeAll(keepingCapacity: true)
             echoOrderHead = 0
+            releaseHead = 0
         } else if echoOrderHead > 1_024 && echoOrderHead * 2 > echoOrder.count {
             echoOrder.removeFirst(echoOrderHead)
+            releaseHead = max(releaseHead - echoOrderHead, 0)
             echoOrderHead = 0
         }
     }
@@ -589,12 +641,13 @@ final class ClusterBus: @unchecked Sendable {
     }
 
     /// The events waiting for their echo will not get it: serve them here now.
+    /// Also ends the echo deadlines of events whose waiter was served already.
     private func releaseAwaiting() {
+        publishedAt.removeAll()
         guard !awaitingEcho.isEmpty else { return }
         noteMissed()
         let waiting = awaitingEcho.sorted { $0.key < $1.key }.map(\.value)
         awaitingEcho.removeAll()
-        publishedAt.removeAll()
         for ordered in waiting { ordered() }
     }
 
