@@ -182,8 +182,8 @@ final class ClusterBus: @unchecked Sendable {
     static let maxRetryAfterMs: Int64 = 3_600_000
 
     /// Takes one token of `user`'s message rate (PROTOCOL.md §6) from the bucket every node
-    /// shares; `decided` gets nil when Redis cannot answer within `answerWaitNanoseconds` (this node's own
-    /// bucket decides then). `now` in wall-clock ms.
+    /// shares; `decided` gets nil when Redis cannot answer within `answerWaitNanoseconds`
+    /// (this node's own bucket decides then). `now` in wall-clock ms.
     func takeRate(user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds,
                   decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
         loop.execute { [self] in
@@ -222,8 +222,8 @@ final class ClusterBus: @unchecked Sendable {
     /// itself is judged stuck only at the full timeout.
     var answerWaitNanoseconds: UInt64 { settings.commandTimeoutNanoseconds / 2 }
 
-    /// The first of the reply and the `answerWaitNanoseconds` deadline decides; the later one is ignored.
-    /// Used on the bus's loop only.
+    /// The first of the reply and the `answerWaitNanoseconds` deadline decides; the later
+    /// one is ignored. Used on the bus's loop only.
     private final class RateAnswer: @unchecked Sendable {
         private var decided: (@Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void)?
         init(_ decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) { self.decided = decided }
@@ -556,12 +556,10 @@ final class ClusterBus: @unchecked Sendable {
 
     // MARK: echo deadline
 
-    /// The oldest event still waiting for its echo must have it within the command
-    /// timeout; otherwise the subscription is stuck and is dropped (its waiters are served
-    /// at once and their channels resync when it is back).
-    /// The next echo check: when the oldest waiter has waited `answerWaitNanoseconds` (it is
-    /// served here then), or when the oldest event has gone unechoed for the whole command
-    /// timeout (the subscription is judged stuck then).
+    /// The next echo check. A waiter whose echo is `answerWaitNanoseconds` late is served
+    /// here; the oldest event must have its echo within the whole command timeout, otherwise
+    /// the subscription is stuck and is dropped (every waiter is served at once and their
+    /// channels resync when it is back).
     private func scheduleEchoCheck() {
         guard !echoCheckScheduled else { return }
         skipAnsweredWaiters()
