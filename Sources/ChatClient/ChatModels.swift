@@ -18,7 +18,9 @@ public struct Channel: Decodable, Sendable, Equatable {
     public var id: String
     public var type: String
     public var name: String
+    /// The members; an open channel's lists only you (`memberCount` counts them all).
     public var members: [String]
+    public var memberCount: Int64
     public var distinct: Bool
     public var isOneToOne: Bool
     public var pushFromBlockedUsers: Bool

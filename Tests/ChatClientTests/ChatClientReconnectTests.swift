@@ -38,6 +38,7 @@ struct ChatClientReconnectTests {
         try await alice.connect()
         try await bob.connect()
         let channel = try await alice.createChannel(userIDs: ["bob"], name: "stream")
+        #expect(channel.memberCount == 2 && Set(channel.members) == ["alice", "bob"])
         let stream = try await alice.messages(in: channel.id, afterSeq: 0)
         let total = 300
         let sender = Task {
