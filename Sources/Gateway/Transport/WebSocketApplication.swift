@@ -1,6 +1,7 @@
 import WebSocket
 
-/// What runs on top of an upgraded connection: the echo endpoint now, chat sessions later.
+/// What runs on top of an upgraded connection: a chat session (`ChatSession`, after
+/// `AwaitingAuthSession` when the token comes as the first message) or the echo endpoint.
 /// Every call happens on the connection's event loop.
 protocol WebSocketApplication: AnyObject {
     func webSocketDidOpen(_ socket: WebSocketChannel)
