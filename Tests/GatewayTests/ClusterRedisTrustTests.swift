@@ -212,6 +212,11 @@ struct ClusterRedisTrustTests {
         for node in cluster.nodes {
             try await eventually("readyz 503", seconds: 6) { try await node.http("GET", "/readyz").status == 503 }
         }
+        // One connection going unanswered is enough for 503; paused long enough for every
+        // connection's keepalive (at most half the timeout apart) to go unanswered too, both
+        // subscriptions are lost, so both nodes' clients must resync. (A subscription that
+        // outlived a short pause missed nothing, and its clients are not asked to resync.)
+        try await Task.sleep(for: .milliseconds(2 * timeoutMs))
         cluster.redis.resume()
         for node in cluster.nodes {
             try await eventually("readyz 200 again", seconds: 10) { try await node.http("GET", "/readyz").status == 200 }
