@@ -24,27 +24,6 @@ struct DurabilityTests {
         throw TestClientError("chat-gateway binary not found (looked at \(candidates.map(\.path))); build it with `swift build --build-tests`")
     }
 
-    /// A port that was free a moment ago: bind 0, read it, close.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestClientError("socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw TestClientError("bind failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw TestClientError("getsockname failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// A `chat-gateway serve` child process with defaults plus the given data folder and port.
     final class GatewayProcess {
         let process: ChildProcess

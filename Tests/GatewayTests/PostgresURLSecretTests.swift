@@ -92,7 +92,7 @@ struct PostgresURLSecretTests {
 
     @Test("a URL that parses but cannot connect: gateway.start_failed shows it with the password as ***")
     func unreachableDatabaseHidesThePassword() async throws {
-        let port = try DurabilityTests.freePort()
+        let port = LoopbackPort.free()
         let (status, output) = try await serve("postgres://chat:\(Self.secret)@127.0.0.1:\(port)/chat")
         #expect(status == 1, "\(output)")
         #expect(output.contains("gateway.start_failed"), "\(output)")

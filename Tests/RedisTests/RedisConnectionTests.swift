@@ -139,7 +139,7 @@ struct RedisConnectionTests {
     }
 
     @Test func connectingToNothingFailsAtOnce() async throws {
-        let port = RedisTestServer.freePort()
+        let port = LoopbackPort.free()
         let failure: String? = try await onLoop { done in
             _ = RedisConnection(host: "127.0.0.1", port: port, loop: loop, connected: { failure in done(failure) },
                                 closed: { _ in })

@@ -19,7 +19,7 @@ public final class RedisTestServer: @unchecked Sendable {
     public init(port: Int? = nil, arguments: [String] = [], tlsOnly: Bool = false) throws {
         var attempt = 0
         while true {
-            let chosen = port ?? Self.freePort()
+            let chosen = port ?? LoopbackPort.free()
             self.port = chosen
             self.tlsOnly = tlsOnly
             self.arguments = tlsOnly ? ["--port", "0", "--tls-port", "\(chosen)"] + arguments : ["--port", "\(chosen)"] + arguments
@@ -62,18 +62,8 @@ public final class RedisTestServer: @unchecked Sendable {
 
     /// A Redis on `port` answers `PING` (with PONG, or NOAUTH when it wants a password).
     private static func answersPing(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = LoopbackPort.connect(port) else { return false }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
-        guard connected else { return false }
         let ping = Array("PING\r\n".utf8)
         guard write(fd, ping, ping.count) == ping.count else { return false }
         var reply = [UInt8](repeating: 0, count: 64)
@@ -106,55 +96,10 @@ public final class RedisTestServer: @unchecked Sendable {
         kill()
     }
 
-    /// A free loopback port: the kernel's choice, or one of `CHAT_TEST_PORT_RANGE`
-    /// (`52500-52999`) when set, for machines where each user keeps to a range.
-    public static func freePort() -> Int {
-        if let range = ProcessInfo.processInfo.environment["CHAT_TEST_PORT_RANGE"]?.split(separator: "-"),
-           range.count == 2, let low = Int(range[0]), let high = Int(range[1]), low <= high {
-            for _ in 0..<64 {
-                let port = Int.random(in: low...high)
-                if canBind(port) { return port }
-            }
-        }
-        return kernelChosenPort()
-    }
-
-    private static func canBind(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
-    }
-
-    private static func kernelChosenPort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
+    /// Something accepts connections on `port`.
     public static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+        guard let fd = LoopbackPort.connect(port) else { return false }
+        close(fd)
+        return true
     }
 }
