@@ -11,78 +11,19 @@ import Testing
 @Suite(.enabled(if: PostgresTestDatabase.isAvailable && RedisTestServer.isAvailable,
                 "needs CHAT_TEST_POSTGRES_URL and redis-server"), .serialized)
 struct ClusterRedisTrustTests {
-    final class Cluster {
-        let database: PostgresTestDatabase
-        let redis: RedisTestServer
-        let nodes: [TestGateway]
-
-        init(database: PostgresTestDatabase, redis: RedisTestServer, nodes: [TestGateway]) {
-            self.database = database
-            self.redis = redis
-            self.nodes = nodes
-        }
-
-        func end() async {
-            redis.resume()
-            for node in nodes { node.server.stop() }
-            await database.drop()
-        }
-
-        /// `redis-cli` against this cluster's Redis (plain port).
-        @discardableResult
-        func redisCLI(_ arguments: [String]) throws -> String {
-            let result = try ChildProcess.run("/usr/bin/redis-cli", ["-h", "127.0.0.1", "-p", "\(redis.port)"] + arguments,
-                                              timeoutSeconds: 10)
-            return result.output
-        }
-
-        func metric(_ node: Int, _ line: String) async throws -> Double {
-            let metrics = try await nodes[node].http("GET", "/metrics").body
-            let found = metrics.split(separator: "\n").first { $0.hasPrefix(line + " ") }
-            return found?.split(separator: " ").last.flatMap { Double($0) } ?? 0
-        }
-    }
-
     private func cluster(nodes count: Int = 2, redis: RedisTestServer? = nil, redisURL: ((Int) -> String)? = nil,
                          logger: Logger = TestGateway.suiteLogger, waitForBus: Bool = true,
-                         configure: @escaping (inout ChatSettings) -> Void = { _ in }) async throws -> Cluster {
-        let database = try await PostgresTestDatabase.make()
-        let redis = try redis ?? RedisTestServer()
-        var nodes: [TestGateway] = []
-        for n in 1...count {
-            nodes.append(try await TestGateway.chat(logger: logger) { _, chat in
-                chat.postgresURL = database.url
-                chat.redisURL = redisURL?(redis.port) ?? "redis://127.0.0.1:\(redis.port)"
-                chat.nodeID = "node-\(n)"
-                configure(&chat)
-            })
-        }
-        let latest = nodes.map { $0.clock.now() }.max() ?? 0
-        for node in nodes { node.clock.advance(by: latest - node.clock.now()) }
-        for node in nodes where waitForBus {
-            try await eventually("node's bus up") { node.server.router.chat?.bus?.isReachable == true }
-        }
-        return Cluster(database: database, redis: redis, nodes: nodes)
+                         configure: @escaping (inout ChatSettings) -> Void = { _ in }) async throws -> TestCluster {
+        try await TestCluster.start(nodes: count, redis: redis, redisURL: redisURL, logger: logger, waitForBus: waitForBus,
+                                    configure: configure)
     }
 
     private func eventually(_ what: String, seconds: Double = 5, _ condition: () async throws -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out waiting for: \(what)")
+        try await TestCluster.eventually(what, seconds: seconds, condition)
     }
 
     private func group(by creator: ChatClient, with members: [String]) async throws -> String {
-        var lastError = ""
-        for _ in 0..<200 {
-            let reply = try creator.request("channel.create", ["channelType": "group", "name": "trust", "userIds": members])
-            if reply["type"] as? String == "ok", let id = (reply["result"] as? [String: Any])?["id"] as? String { return id }
-            lastError = "\(reply)"
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw TestClientError("channel.create kept failing: \(lastError)")
+        try await TestCluster.group(by: creator, with: members, name: "trust")
     }
 
     private static func blockEvent(blocked: Bool, at: String) -> String {

@@ -8,67 +8,18 @@ import Testing
 @Suite(.enabled(if: PostgresTestDatabase.isAvailable && RedisTestServer.isAvailable,
                 "needs CHAT_TEST_POSTGRES_URL and redis-server"), .serialized)
 struct ClusterTests {
-    final class Cluster {
-        let database: PostgresTestDatabase
-        let redis: RedisTestServer
-        let nodes: [TestGateway]
-
-        init(database: PostgresTestDatabase, redis: RedisTestServer, nodes: [TestGateway]) {
-            self.database = database
-            self.redis = redis
-            self.nodes = nodes
-        }
-
-        /// Stops the nodes, then drops the database (dropped first, it would fail writes
-        /// still on their way and make each node's stop wait for them).
-        func end() async {
-            for node in nodes { node.server.stop() }
-            await database.drop()
-        }
-    }
-
     private func cluster(nodes count: Int = 3, configure: @escaping (inout ChatSettings) -> Void = { _ in })
-        async throws -> Cluster
+        async throws -> TestCluster
     {
-        let database = try await PostgresTestDatabase.make()
-        let redis = try RedisTestServer()
-        var nodes: [TestGateway] = []
-        for n in 1...count {
-            nodes.append(try await TestGateway.chat { _, chat in
-                chat.postgresURL = database.url
-                chat.redisURL = "redis://127.0.0.1:\(redis.port)"
-                chat.nodeID = "node-\(n)"
-                configure(&chat)
-            })
-        }
-        // One wall clock for all nodes, as on machines kept in time by NTP.
-        let latest = nodes.map { $0.clock.now() }.max() ?? 0
-        for node in nodes { node.clock.advance(by: latest - node.clock.now()) }
-        for node in nodes {
-            try await eventually("node's bus up") { node.server.router.chat?.bus?.isReachable == true }
-        }
-        return Cluster(database: database, redis: redis, nodes: nodes)
+        try await TestCluster.start(nodes: count, configure: configure)
     }
 
     private func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
-        for _ in 0..<300 {
-            if try condition() { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("timed out waiting for: \(what)")
+        try await TestCluster.eventually(what, seconds: 3, condition)
     }
 
-    /// A group of `members` created by the first, retried while a member's first connect
-    /// (on another node) has not reached the creator's node yet.
     private func group(by creator: ChatClient, with members: [String]) async throws -> String {
-        var lastError = ""
-        for _ in 0..<200 {
-            let reply = try creator.request("channel.create", ["channelType": "group", "name": "cluster", "userIds": members])
-            if reply["type"] as? String == "ok", let id = (reply["result"] as? [String: Any])?["id"] as? String { return id }
-            lastError = "\(reply)"
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw TestClientError("channel.create kept failing: \(lastError)")
+        try await TestCluster.group(by: creator, with: members, name: "cluster")
     }
 
     @Test func aGroupAcrossThreeNodesGetsEveryMessageOnce() async throws {

@@ -1,0 +1,90 @@
+import Foundation
+import Logging
+import ServiceTestSupport
+import Testing
+@testable import Gateway
+
+/// Gateway nodes on one PostgreSQL database and one Redis (PROTOCOL.md §13), each a real
+/// gateway on its own loopback port, on one wall clock as machines kept in time by NTP.
+final class TestCluster {
+    let database: PostgresTestDatabase
+    let redis: RedisTestServer
+    let nodes: [TestGateway]
+
+    private init(database: PostgresTestDatabase, redis: RedisTestServer, nodes: [TestGateway]) {
+        self.database = database
+        self.redis = redis
+        self.nodes = nodes
+    }
+
+    /// `count` nodes on a fresh database and `redis` (a new redis-server when nil), reaching
+    /// it at `redisURL(port)` (plain `redis://` by default); with `waitForBus`, returns once
+    /// every node's bus is up.
+    static func start(nodes count: Int = 2, redis: RedisTestServer? = nil, redisURL: ((Int) -> String)? = nil,
+                      logger: Logger = TestGateway.suiteLogger, waitForBus: Bool = true,
+                      configure: @escaping (inout ChatSettings) -> Void = { _ in }) async throws -> TestCluster {
+        let database = try await PostgresTestDatabase.make()
+        let redis = try redis ?? RedisTestServer()
+        var nodes: [TestGateway] = []
+        for n in 1...count {
+            nodes.append(try await TestGateway.chat(logger: logger) { _, chat in
+                chat.postgresURL = database.url
+                chat.redisURL = redisURL?(redis.port) ?? "redis://127.0.0.1:\(redis.port)"
+                chat.nodeID = "node-\(n)"
+                configure(&chat)
+            })
+        }
+        let latest = nodes.map { $0.clock.now() }.max() ?? 0
+        for node in nodes { node.clock.advance(by: latest - node.clock.now()) }
+        for node in nodes where waitForBus {
+            try await eventually("node's bus up") { node.server.router.chat?.bus?.isReachable == true }
+        }
+        return TestCluster(database: database, redis: redis, nodes: nodes)
+    }
+
+    /// Lets a paused Redis go, stops the nodes, then drops the database (dropped first, it
+    /// would fail writes still on their way and make each node's stop wait for them).
+    func end() async {
+        redis.resume()
+        for node in nodes { node.server.stop() }
+        await database.drop()
+    }
+
+    /// `redis-cli` against this cluster's Redis (plain port).
+    @discardableResult
+    func redisCLI(_ arguments: [String]) throws -> String {
+        let result = try ChildProcess.run("/usr/bin/redis-cli", ["-h", "127.0.0.1", "-p", "\(redis.port)"] + arguments,
+                                          timeoutSeconds: 10)
+        return result.output
+    }
+
+    /// The value of the `/metrics` line of node `node` that starts with `line`, 0 when absent.
+    func metric(_ node: Int, _ line: String) async throws -> Double {
+        let metrics = try await nodes[node].http("GET", "/metrics").body
+        let found = metrics.split(separator: "\n").first { $0.hasPrefix(line + " ") }
+        return found?.split(separator: " ").last.flatMap { Double($0) } ?? 0
+    }
+
+    /// A group of `members` created by `creator`, retried while a member's first connect
+    /// (on another node) has not reached the creator's node yet.
+    static func group(by creator: ChatClient, with members: [String], name: String) async throws -> String {
+        var lastError = ""
+        for _ in 0..<200 {
+            let reply = try creator.request("channel.create", ["channelType": "group", "name": name, "userIds": members])
+            if reply["type"] as? String == "ok", let id = (reply["result"] as? [String: Any])?["id"] as? String { return id }
+            lastError = "\(reply)"
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TestClientError("channel.create kept failing: \(lastError)")
+    }
+
+    /// Polls `condition` every 10 ms for up to `seconds`; records an issue naming `what` when it never holds.
+    static func eventually(_ what: String, seconds: Double = 5, _ condition: () async throws -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("timed out waiting for: \(what)")
+    }
+}
