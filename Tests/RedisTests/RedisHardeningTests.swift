@@ -147,9 +147,16 @@ struct RedisHardeningTests {
                 guard case .array(let parts) = reply, parts.count == 3 else { return }
                 if parts[0].text == "subscribe" {
                     // Spread over a few keepalive intervals, so PINGs fall between messages.
+                    // Each timer sends the next message, not its own: timers this close may
+                    // fire out of their deadlines' order, the messages must not.
+                    let next = Mutex(0)
                     for n in 0..<count {
                         loop.queue.asyncAfter(deadline: .now() + .microseconds(n * 10)) {
-                            publisher.send(["PUBLISH", "bus", "m\(n)"]) { _ in }
+                            let index = next.withLock { value in
+                                defer { value += 1 }
+                                return value
+                            }
+                            publisher.send(["PUBLISH", "bus", "m\(index)"]) { _ in }
                         }
                     }
                 } else if parts[0].text == "message", let text = parts[2].text {
