@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Wall-clock time in milliseconds, injected so every time-based rule is tested without sleeping.
 public protocol Clock: Sendable {
     /// Wall-clock time (Unix epoch): timestamps clients see.
@@ -7,19 +9,18 @@ public protocol Clock: Sendable {
 }
 
 /// A clock a test moves by hand.
-public final class ManualClock: Clock, @unchecked Sendable {
-    private var current: Milliseconds
-    private let lock = SpinLock()
+public final class ManualClock: Clock, Sendable {
+    private let current: Mutex<Milliseconds>
 
     public init(_ start: Milliseconds = 1_700_000_000_000) {
-        current = start
+        current = Mutex(start)
     }
 
-    public func now() -> Milliseconds { lock.withLock { current } }
+    public func now() -> Milliseconds { current.withLock { $0 } }
 
     public func monotonicNow() -> Milliseconds { now() }
 
     public func advance(by milliseconds: Milliseconds) {
-        lock.withLock { current += milliseconds }
+        current.withLock { $0 += milliseconds }
     }
 }

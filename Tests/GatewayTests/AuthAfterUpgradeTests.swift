@@ -19,19 +19,19 @@ struct AuthAfterUpgradeTests {
     }
 
     /// An upgraded `?auth=message` connection that has not authenticated yet.
-    private func upgrade(_ gateway: TestGateway, query: String = "") async throws -> ChatClient {
+    private func upgrade(_ gateway: TestGateway, query: String = "") async throws -> RawChatClient {
         let (port, tls) = (gateway.port, gateway.tls)
-        return try await offThePool { try ChatClient(port: port, tls: tls, path: "/v1/ws?auth=message\(query)") }
+        return try await offThePool { try RawChatClient(port: port, tls: tls, path: "/v1/ws?auth=message\(query)") }
     }
 
     /// Sends `auth` with `token`; its reply.
-    private func authenticate(_ client: ChatClient, _ token: String) async throws -> [String: Any] {
+    private func authenticate(_ client: RawChatClient, _ token: String) async throws -> [String: Any] {
         let ref = UnsafeTransfer(value: client)
         return try await offThePool { try ref.value.request("auth", ["token": token]) }
     }
 
     /// The next close frame's code and reason (events and replies before it are skipped).
-    private func closeFrame(_ client: ChatClient) async throws -> (code: UInt16?, reason: String) {
+    private func closeFrame(_ client: RawChatClient) async throws -> (code: UInt16?, reason: String) {
         let ref = UnsafeTransfer(value: client)
         return try await offThePool {
             while true {
@@ -44,7 +44,7 @@ struct AuthAfterUpgradeTests {
         }
     }
 
-    private func blocking<T>(_ client: ChatClient, _ body: @escaping (ChatClient) throws -> T) async throws -> T {
+    private func blocking<T>(_ client: RawChatClient, _ body: @escaping (RawChatClient) throws -> T) async throws -> T {
         let ref = UnsafeTransfer(value: client)
         return try await offThePool { try body(ref.value) }
     }

@@ -15,7 +15,7 @@ struct BadInputTests {
     }
 
     /// The connection still answers a request.
-    private func expectUsable(_ client: ChatClient, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectUsable(_ client: RawChatClient, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let me = try client.ok("me")
         #expect(me["user"] is [String: Any], sourceLocation: sourceLocation)
     }

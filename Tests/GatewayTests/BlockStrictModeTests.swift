@@ -166,7 +166,7 @@ extension BlockStrictModeTests {
         _ = try alice.blockResults("user.block", ["bob"])
         let b1 = try gateway.say(bob, id, "b1")
 
-        func last(_ client: ChatClient) throws -> (id: String?, at: Int?) {
+        func last(_ client: RawChatClient) throws -> (id: String?, at: Int?) {
             let view = try client.listedChannel(id)
             return ((view?["lastMessage"] as? [String: Any])?["id"] as? String, view?["lastActivityAt"] as? Int)
         }

@@ -53,20 +53,20 @@ struct PushLog {
 /// the sink writes in emit order on one queue, so once the marker's line is in the
 /// file, every push decided before it is too.
 struct PushMarker {
-    let sender: ChatClient
+    let sender: RawChatClient
     let channelID: String
     let user: String
     private let log: PushLog
 
     /// Creates the offline marker user and `sender`'s 1-to-1 channel with it.
-    static func make(_ gateway: TestGateway, sender: ChatClient, log: PushLog, user: String = "marker") async throws -> PushMarker {
+    static func make(_ gateway: TestGateway, sender: RawChatClient, log: PushLog, user: String = "marker") async throws -> PushMarker {
         try await gateway.createUsers([user])
         let channel = try sender.ok("channel.create", ["channelType": "group", "userIds": [user]])
         let id = try #require(channel["id"] as? String)
         return PushMarker(sender: sender, channelID: id, user: user, log: log)
     }
 
-    private init(sender: ChatClient, channelID: String, user: String, log: PushLog) {
+    private init(sender: RawChatClient, channelID: String, user: String, log: PushLog) {
         self.sender = sender
         self.channelID = channelID
         self.user = user
@@ -86,7 +86,7 @@ extension TestGateway {
     /// Advances the manual clock one second, then sends: every message gets its own
     /// `createdAt`, and no per-user rate limit is ever touched.
     @discardableResult
-    func say(_ client: ChatClient, _ channelID: String, _ text: String) throws -> [String: Any] {
+    func say(_ client: RawChatClient, _ channelID: String, _ text: String) throws -> [String: Any] {
         clock.advance(by: 1000)
         return try client.send(channelID, text)
     }
@@ -98,7 +98,7 @@ extension TestGateway {
     }
 }
 
-extension ChatClient {
+extension RawChatClient {
     /// Creates a group channel with `userIds` and returns its id.
     func createGroup(_ userIDs: [String], _ extra: [String: Any] = [:]) throws -> String {
         var fields = extra

@@ -22,7 +22,7 @@ struct ClusterRedisTrustTests {
         try await TestCluster.eventually(what, seconds: seconds, condition)
     }
 
-    private func group(by creator: ChatClient, with members: [String]) async throws -> String {
+    private func group(by creator: RawChatClient, with members: [String]) async throws -> String {
         try await TestCluster.group(by: creator, with: members, name: "trust")
     }
 

@@ -18,7 +18,7 @@ struct ClusterTests {
         try await TestCluster.eventually(what, seconds: 3, condition)
     }
 
-    private func group(by creator: ChatClient, with members: [String]) async throws -> String {
+    private func group(by creator: RawChatClient, with members: [String]) async throws -> String {
         try await TestCluster.group(by: creator, with: members, name: "cluster")
     }
 
@@ -191,7 +191,7 @@ struct ClusterTests {
     /// nodes, and the 31st gets 429 on any node; closing one makes room on another.
     @Test func theConnectionCapCountsEveryNode() async throws {
         let cluster = try await cluster()
-        var connections: [ChatClient] = []
+        var connections: [RawChatClient] = []
         for index in 0..<30 {
             connections.append(try await cluster.nodes[index % 3].connect("alice", query: "&device=d\(index)"))
         }
@@ -217,11 +217,11 @@ struct ClusterTests {
     /// and history holds all 12. (Counting only its own senders, a node would pass up to 12.)
     @Test func theOpenChannelThrottleCountsEveryNode() async throws {
         let cluster = try await cluster { chat in chat.service.openChannelMessagesPerSecond = 5 }
-        var listeners: [ChatClient] = []
+        var listeners: [RawChatClient] = []
         for n in 0..<3 { listeners.append(try await cluster.nodes[n].connect("listener\(n)")) }
         let open = try #require(try listeners[0].ok("channel.create", ["channelType": "open", "name": "lobby"])["id"] as? String)
         for listener in listeners.dropFirst() { _ = try listener.ok("channel.join", ["channelId": open]) }
-        var senders: [ChatClient] = []
+        var senders: [RawChatClient] = []
         for n in 0..<12 {
             let sender = try await cluster.nodes[n % 3].connect("s\(n)")
             _ = try sender.ok("channel.join", ["channelId": open])
@@ -353,7 +353,7 @@ struct ClusterTests {
         let group = try await group(by: alice, with: ["bob"])
         _ = try bob.nextEvent("channel.updated")
         for text in ["one", "two", "three"] { _ = try bob.send(group, text) }
-        func listed(_ client: ChatClient) throws -> [Int] {
+        func listed(_ client: RawChatClient) throws -> [Int] {
             let page = try client.ok("channel.list", ["limit": 10])
             let channel = (page["channels"] as? [[String: Any]])?.first { $0["id"] as? String == group }
             return [channel?["lastReadSeq"] as? Int ?? -1, channel?["unreadCount"] as? Int ?? -1]

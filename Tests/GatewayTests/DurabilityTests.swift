@@ -192,7 +192,7 @@ struct DurabilityTests {
             let thread = Thread {
                 defer { done.leave() }
                 do {
-                    let client = try ChatClient(port: port, tls: false, path: "/v1/ws?token=\(token)", timeoutSeconds: 20)
+                    let client = try RawChatClient(port: port, tls: false, path: "/v1/ws?token=\(token)", timeoutSeconds: 20)
                     for n in 0..<perSender {
                         let text = "s\(index)-n\(n)"
                         let reply = try client.request("message.send", ["channelId": channelID, "text": text])
@@ -220,7 +220,7 @@ struct DurabilityTests {
         first = nil
 
         let second = try GatewayProcess(dataDirectory: dataDirectory, workingDirectory: root)
-        let reader = try ChatClient(port: second.port, tls: false, path: "/v1/ws?token=\(try second.token(for: users[0]))",
+        let reader = try RawChatClient(port: second.port, tls: false, path: "/v1/ws?token=\(try second.token(for: users[0]))",
                                     timeoutSeconds: 20)
         let history = try reader.fullHistory(channelID)
         #expect(history.count == 500)

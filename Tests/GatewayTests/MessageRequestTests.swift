@@ -7,7 +7,7 @@ import Testing
 struct MessageRequestTests {
     /// A gateway with alice and bob connected and a group channel of the two.
     private func pair(tls: Bool = false, configure: (inout TransportSettings, inout ChatSettings) -> Void = { _, _ in })
-        async throws -> (TestGateway, ChatClient, ChatClient, String)
+        async throws -> (TestGateway, RawChatClient, RawChatClient, String)
     {
         let gateway = try await TestGateway.chat(tls: tls, configure: configure)
         let alice = try await gateway.connect("alice")

@@ -205,7 +205,7 @@ struct OperationsTests {
     func quiesceStopsEveryLoop() async throws {
         let gateway = try await TestGateway.chat(tls: true)
         // Clients that never answer the close frame keep the drain from finishing.
-        var clients: [ChatClient] = []
+        var clients: [RawChatClient] = []
         for n in 0..<8 { clients.append(try await gateway.connect("q\(n)")) }
         let remaining = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
             gateway.server.drain(timeoutSeconds: 0.3) { continuation.resume(returning: $0) }
@@ -246,7 +246,7 @@ struct OperationsTests {
             Thread {
                 defer { done.leave() }
                 do {
-                    let client = try ChatClient(port: port, tls: false, path: "/v1/ws?token=\(token)", timeoutSeconds: 20)
+                    let client = try RawChatClient(port: port, tls: false, path: "/v1/ws?token=\(token)", timeoutSeconds: 20)
                     var n = 0
                     var startedOnce = false
                     while true {
@@ -308,7 +308,7 @@ struct OperationsTests {
         let acknowledged = acks.all.values.flatMap { $0 }
         #expect(acknowledged.count > users.count, "traffic was flowing")
         let restarted = try DurabilityTests.GatewayProcess(dataDirectory: dataDirectory, workingDirectory: root)
-        let reader = try ChatClient(port: restarted.port, tls: false,
+        let reader = try RawChatClient(port: restarted.port, tls: false,
                                     path: "/v1/ws?token=\(try restarted.token(for: users[0]))", timeoutSeconds: 20)
         let stored = Set(try reader.fullHistory(channelID).texts)
         #expect(Set(acknowledged).isSubset(of: stored), "\(Set(acknowledged).subtracting(stored).count) acknowledged messages lost")

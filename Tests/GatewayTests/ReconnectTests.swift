@@ -10,7 +10,7 @@ struct ReconnectTests {
     func dropAndCatchUp(tls: Bool) async throws {
         let gateway = try await TestGateway.chat(tls: tls)
         let alice = try await gateway.connect("alice")
-        var bob: ChatClient? = try await gateway.connect("bob")
+        var bob: RawChatClient? = try await gateway.connect("bob")
         let id = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob"]])["id"] as? String)
         var sentIDs: [String] = []
         func aliceSends(_ range: ClosedRange<Int>) throws {

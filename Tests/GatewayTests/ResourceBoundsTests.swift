@@ -176,7 +176,7 @@ struct ResourceBoundsTests {
         let token = try await gateway.token(for: "mallory")
         let port = gateway.port
         let flooder = try await offThePool {
-            try ChatClient(port: port, tls: false, path: "/v1/ws?token=\(token)", receiveBufferBytes: 4096)
+            try RawChatClient(port: port, tls: false, path: "/v1/ws?token=\(token)", receiveBufferBytes: 4096)
         }
         let before = Self.liveConnections(gateway)
         let ping = flooder.connection.webSocket.encodePing(Array(repeating: 0x70, count: 125))

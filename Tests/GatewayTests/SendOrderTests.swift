@@ -7,7 +7,7 @@ import Testing
 /// `clientMessageId` (whose lookup answers in any order), and so are a reconnect's retries.
 @Suite("Send order")
 struct SendOrderTests {
-    private func pair(rate: Int = 0) async throws -> (TestGateway, ChatClient, ChatClient, String) {
+    private func pair(rate: Int = 0) async throws -> (TestGateway, RawChatClient, RawChatClient, String) {
         let gateway = try await TestGateway.chat { _, chat in
             chat.service.userMessagesPerSecond = rate
             chat.service.userMessageBurst = 5

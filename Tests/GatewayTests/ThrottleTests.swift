@@ -114,7 +114,7 @@ struct ThrottleTests {
         let gateway = try await gateway()
         let listener = try await gateway.connect("listener")
         let channel = try #require(try listener.ok("channel.create", ["channelType": "open", "name": "lobby"])["id"] as? String)
-        var senders: [ChatClient] = []
+        var senders: [RawChatClient] = []
         for index in 0..<20 {
             let sender = try await gateway.connect("s\(index)")
             _ = try sender.ok("channel.join", ["channelId": channel])
@@ -142,7 +142,7 @@ struct ThrottleTests {
     @Test("the 31st live connection of a user gets 429; closing one makes room")
     func connectionCap() async throws {
         let gateway = try await TestGateway.chat()
-        var connections: [ChatClient] = []
+        var connections: [RawChatClient] = []
         for index in 0..<30 { connections.append(try await gateway.connect("alice", query: "&device=d\(index)")) }
         let token = try await gateway.token(for: "alice")
         let refused = try await gateway.upgrade(path: "/v1/ws?token=\(token)")

@@ -100,13 +100,13 @@ extension TestGateway {
     }
 
     /// A connected chat client with an explicit token.
-    func connect(token: String, query: String = "") async throws -> ChatClient {
+    func connect(token: String, query: String = "") async throws -> RawChatClient {
         let (port, tls) = (self.port, self.tls)
-        return try await offThePool { try ChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)") }
+        return try await offThePool { try RawChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)") }
     }
 }
 
-extension ChatClient {
+extension RawChatClient {
     /// Sends raw text and returns the raw text of the next non-event frame.
     func rawReply(_ text: String) throws -> String {
         try connection.sendText(text)

@@ -67,7 +67,7 @@ final class TestCluster {
 
     /// A group of `members` created by `creator`, retried while a member's first connect
     /// (on another node) has not reached the creator's node yet.
-    static func group(by creator: ChatClient, with members: [String], name: String) async throws -> String {
+    static func group(by creator: RawChatClient, with members: [String], name: String) async throws -> String {
         var lastError = ""
         for _ in 0..<200 {
             let reply = try creator.request("channel.create", ["channelType": "group", "name": name, "userIds": members])

@@ -88,11 +88,11 @@ final class TestGateway {
     /// The upgrade runs on its own thread: the gateway verifies tokens in a Task, which
     /// needs a free thread of the (small) cooperative pool this test may be holding.
     func connect(_ user: String, query: String = "", receiveBufferBytes: Int32? = nil,
-                 timeoutSeconds: Int = 5, deflate: Bool = false) async throws -> ChatClient {
+                 timeoutSeconds: Int = 5, deflate: Bool = false) async throws -> RawChatClient {
         let token = try await token(for: user)
         let (port, tls) = (self.port, self.tls)
         return try await offThePool {
-            try ChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)", timeoutSeconds: timeoutSeconds,
+            try RawChatClient(port: port, tls: tls, path: "/v1/ws?token=\(token)\(query)", timeoutSeconds: timeoutSeconds,
                            receiveBufferBytes: receiveBufferBytes, deflate: deflate)
         }
     }

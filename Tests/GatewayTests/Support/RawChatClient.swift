@@ -1,9 +1,9 @@
 import Foundation
 import WebSocket
 
-/// A chat client over `TestClient`: numbered requests, replies matched by id,
+/// A test chat client speaking the wire protocol as raw JSON over `TestClient`: numbered requests, replies matched by id,
 /// events kept in arrival order. Every wait is bounded by the socket timeout.
-final class ChatClient {
+final class RawChatClient {
     let connection: TestClient
     private var nextID = 1
     private(set) var events: [[String: Any]] = []
