@@ -95,6 +95,7 @@ public final class GatewayServer: @unchecked Sendable {
         serviceSettings.sharedUserRate = chat.redisURL != nil
         let service = try ChatService(store: store, push: push, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
                                       settings: serviceSettings, loops: server.group.loops, logger: logger, metrics: metrics)
+        try await service.restoreSendersNewest()
         server.store = store
         if let url = chat.redisURL, let loop = server.group.loops.first {
             let bus = ClusterBus(settings: try redisSettings(url: url, chat: chat),

@@ -59,9 +59,10 @@ struct ChatEngineReplicationTests {
         var engine = makeEngine(users: ["a"])
         _ = engine.replicated(Self.event(.upsertUser(User(id: "z", name: "Zed", createdAt: 3))), monotonicNow: 0)
         #expect(engine.directory.users["z"]?.name == "Zed")
+        _ = engine.settle(engine.openSession(SessionRequest(id: 3, user: "z"), now: 4), .committed(.done))
         let effects = engine.replicated(Self.event(.setUserDeactivated("z", true)), monotonicNow: 0)
         #expect(engine.directory.users["z"]?.deactivated == true)
-        #expect(effects == [.closeSessions(of: "z", .deactivated)])
+        #expect(effects == [.closeSessions([3], .deactivated)])
     }
 
     @Test(arguments: [

@@ -20,7 +20,7 @@ extension [EngineEffect] {
 
     /// The session block-set changes, in order.
     var blockChanges: [(blocker: UserID, blocked: UserID, isBlocked: Bool)] {
-        compactMap { if case .setBlock(let a, let b, let on) = $0 { return (a, b, on) } else { return nil } }
+        compactMap { if case .setBlock(let a, let b, let on) = $0 { return (a.id, b.id, on) } else { return nil } }
     }
 
     /// The events published to users, as (users, JSON text, excluded session).

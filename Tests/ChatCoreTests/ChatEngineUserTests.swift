@@ -65,14 +65,15 @@ struct ChatEngineUserTests {
     @Test("deactivation: on commit the flag is set and the sessions close; a failed write does neither")
     func deactivate() {
         var engine = makeEngine(users: ["alice"])
+        _ = engine.settle(engine.openSession(SessionRequest(id: 7, user: "alice"), now: 1), .committed(.done))
         let asked = engine.changeUser("alice", .deactivate, for: .admin(1), now: 1)
         let failed = engine.settle(asked, .failed)
         #expect(engine.directory.users["alice"]?.deactivated == false)
-        #expect(!failed.contains(.closeSessions(of: "alice", .deactivated)))
+        #expect(!failed.contains(.closeSessions([7], .deactivated)))
         let retry = engine.changeUser("alice", .deactivate, for: .admin(2), now: 2)
         let done = engine.settle(retry, .committed(.done))
         #expect(engine.directory.users["alice"]?.deactivated == true)
-        #expect(done.contains(.closeSessions(of: "alice", .deactivated)))
+        #expect(done.contains(.closeSessions([7], .deactivated)))
         #expect(done.replies.first.map { $0.reply == .result(Array("{}".utf8)) } == true)
     }
 

@@ -242,9 +242,15 @@ struct AuthAfterUpgradeTests {
 }
 
 extension TestGateway {
-    /// The core's records of `user`'s live sessions.
+    /// The records of `user`'s live sessions: the engine's ids, each session's record read on its loop.
     func sessionRecords(of user: String) async throws -> [SessionRecord] {
         let service = try #require(server.router.chat)
-        return service.queue.sync { service.sessions[user] ?? [] }
+        var records: [SessionRecord] = []
+        for id in service.queue.sync(execute: { service.engine.sessions(of: user) }) {
+            let shard = try #require(service.shard(at: SessionAddress(id).loopIndex))
+            let record = await withCheckedContinuation { done in shard.loop.execute { done.resume(returning: shard.session(id)?.record) } }
+            records.append(try #require(record))
+        }
+        return records
     }
 }

@@ -266,7 +266,7 @@ struct ResourceBoundsTests {
         var live = 1
         for _ in 0..<200 where live > 0 {
             try await Task.sleep(for: .milliseconds(50))
-            live = chat.queue.sync { chat.sessions["alice"]?.count ?? 0 }
+            live = chat.queue.sync { chat.engine.sessions(of: "alice").count }
         }
         #expect(live == 0, "the abandoned upgrade still holds alice's only connection slot")
         let alice = try await gateway.connect("alice")

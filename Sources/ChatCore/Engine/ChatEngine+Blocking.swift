@@ -72,7 +72,7 @@ extension ChatEngine {
             } else {
                 directory.blocks.unblock(pair.blocker, pair.blocked)
             }
-            effects.append(.setBlock(blocker: pair.blocker, blocked: pair.blocked, isBlocked: write.isBlocked))
+            effects.append(.setBlock(blocker: numbered(pair.blocker), blocked: numbered(pair.blocked), isBlocked: write.isBlocked))
             effects.append(.log(.info, write.isBlocked ? "user.block" : "user.unblock",
                                 ["user": pair.blocker, "target": pair.blocked]))
         }

@@ -272,6 +272,10 @@ extension ChatEngine {
         return number
     }
 
+    mutating func numbered(_ user: UserID) -> NumberedUser {
+        NumberedUser(id: user, number: number(for: user))
+    }
+
     public func relation(sender: UserID, recipient: UserID) -> DeliveryPolicy.Relation {
         DeliveryPolicy.Relation(recipientBlockedSender: directory.blocks.hasBlocked(recipient, sender),
                                 senderBlockedRecipient: directory.blocks.hasBlocked(sender, recipient))

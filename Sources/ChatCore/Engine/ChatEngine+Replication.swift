@@ -24,7 +24,7 @@ extension ChatEngine {
                 directory.blocks.unblock(blocker, blocked)
             }
             return [
-                .setBlock(blocker: blocker, blocked: blocked, isBlocked: isBlocked),
+                .setBlock(blocker: numbered(blocker), blocked: numbered(blocked), isBlocked: isBlocked),
                 .publishToUsers([blocker], payload: Self.blockEvent(blocked, isBlocked: isBlocked), excluding: nil),
             ]
         case .createChannel(let channel), .updateChannel(let channel):
@@ -48,7 +48,7 @@ extension ChatEngine {
             guard var user = directory.users[id] else { return [] }
             user.deactivated = deactivated
             directory.upsert(user)
-            return deactivated ? [.closeSessions(of: id, .deactivated)] : []
+            return deactivated ? [.closeSessions(sessions.sessions(of: id), .deactivated)] : []
         }
     }
 }

@@ -122,7 +122,7 @@ extension ChatEngine {
                 request.change.apply(to: &user)
                 directory.upsert(user)
                 if request.change == .deactivate {
-                    effects.append(.closeSessions(of: id, .deactivated))
+                    effects.append(.closeSessions(sessions.sessions(of: id), .deactivated))
                     effects.append(.reply(request.requester, .result(Self.emptyObject)))
                 } else {
                     effects.append(.reply(request.requester, .result(encode(userView(user, for: id)))))

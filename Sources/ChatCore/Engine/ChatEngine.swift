@@ -22,10 +22,13 @@ public struct ChatEngine: Sendable {
         /// with `takeRate` and continues with `rateTaken`. This node's own limiter answers
         /// only while the shared one cannot.
         public var sharedUserRate = false
+        /// §6: live connections per user on this node (across nodes the cluster counts).
+        public var maxConnectionsPerUser = 30
 
         public init(blockingMode: DeliveryPolicy.Mode = .standard, revealBlockedBy: Bool = false,
                     excludeFromInvitations: Bool = false, maxTextLength: Int = 5000, userMessagesPerSecond: Int = 0,
-                    userMessageBurst: Int = 5, openChannelMessagesPerSecond: Int = 0, sharedUserRate: Bool = false) {
+                    userMessageBurst: Int = 5, openChannelMessagesPerSecond: Int = 0, sharedUserRate: Bool = false,
+                    maxConnectionsPerUser: Int = 30) {
             self.blockingMode = blockingMode
             self.revealBlockedBy = revealBlockedBy
             self.excludeFromInvitations = excludeFromInvitations
@@ -34,16 +37,19 @@ public struct ChatEngine: Sendable {
             self.userMessageBurst = userMessageBurst
             self.openChannelMessagesPerSecond = openChannelMessagesPerSecond
             self.sharedUserRate = sharedUserRate
+            self.maxConnectionsPerUser = maxConnectionsPerUser
         }
     }
 
     public let settings: Settings
     /// Seals the cursors of list pages (`next`), so a client cannot forge one.
     public let cursors: CursorSealer
-    let ids = IdentifierGenerator()
-    /// Requests the engine does not decide yet are still applied to it by the gateway's
-    /// driver directly; those it decides change it only on commit.
-    public var directory: ChatDirectory
+    /// Makes message and channel ids; injected, so a replay with the same seed makes the same ids.
+    let ids: IdentifierGenerator
+    /// Users, channels, blocks and read state as committed; only the engine changes it.
+    public internal(set) var directory: ChatDirectory
+    /// The live sessions admitted here.
+    var sessions = LiveSessions()
     private var lastWriteID: WriteID = 0
     /// Block writes in flight, by write.
     var blockWrites: [WriteID: BlockWrite] = [:]
@@ -98,8 +104,9 @@ public struct ChatEngine: Sendable {
     public internal(set) var counters = MessageCounters()
 
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),
-                settings: Settings = Settings()) {
+                settings: Settings = Settings(), ids: IdentifierGenerator = IdentifierGenerator()) {
         self.directory = directory
+        self.ids = ids
         self.directory.isStrict = settings.blockingMode == .strict
         self.settings = settings
         self.cursors = cursors

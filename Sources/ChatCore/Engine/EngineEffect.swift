@@ -48,7 +48,7 @@ public enum EngineEffect: Sendable, Equatable {
     case reply(Requester, EngineReply)
     /// Update the block sets of both users' live sessions (their fan-out filter), before
     /// anything that follows.
-    case setBlock(blocker: UserID, blocked: UserID, isBlocked: Bool)
+    case setBlock(blocker: NumberedUser, blocked: NumberedUser, isBlocked: Bool)
     /// Make the live sessions of `users` receive (or stop receiving) a channel's events.
     case addToChannel([UserID], ChannelID)
     case removeFromChannel([UserID], ChannelID)
@@ -56,8 +56,13 @@ public enum EngineEffect: Sendable, Equatable {
     case publishToUsers([UserID], payload: [UInt8], excluding: SessionID?)
     /// Send one event (its JSON text) to these sessions.
     case publishToSessions([SessionID], payload: [UInt8])
-    /// Close every live session of a user.
-    case closeSessions(of: UserID, SessionEnd)
+    /// Close these live sessions (all of one user's).
+    case closeSessions([SessionID], SessionEnd)
+    /// The session is admitted (`ChatEngine.openSession`): register it on its connection's
+    /// loop with this seed, then answer its upgrade.
+    case sessionOpened(SessionID, SessionSeed)
+    /// The session is refused: answer its upgrade with the refusal.
+    case sessionRefused(SessionID, SessionRefusalReason)
     /// Background profile writes failed (this many users wait): call
     /// `ChatEngine.retryUnsavedUsers()` after a backoff.
     case userWritesFailed(Int)

@@ -3,13 +3,23 @@ import Synchronization
 /// Message and channel ids: a prefix, the creation time in base 36 and a random
 /// part, so ids sort roughly by time and never collide across restarts.
 ///
-/// The random part comes from a SplitMix64 sequence seeded once from the system
-/// generator: a `getrandom` call and four string conversions per message cost
-/// more than the rest of making the message.
+/// The random part comes from a SplitMix64 sequence seeded once (from the system
+/// generator unless a seed is given: a replay with the same seed and the same inputs
+/// makes the same ids): a `getrandom` call and four string conversions per message
+/// cost more than the rest of making the message.
 public struct IdentifierGenerator: Sendable {
-    private let sequence = RandomSequence()
+    private let sequence: RandomSequence
 
-    public init() {}
+    /// Seeded from the system's random generator.
+    public init() {
+        var system = SystemRandomNumberGenerator()
+        sequence = RandomSequence(seed: system.next())
+    }
+
+    /// Seeded by the caller (tests, replays).
+    public init(seed: UInt64) {
+        sequence = RandomSequence(seed: seed)
+    }
 
     public func make(prefix: String, at time: Milliseconds) -> String {
         // 48 random bits are at most 10 base-36 digits, the stamp at most 13.
@@ -37,9 +47,8 @@ public struct IdentifierGenerator: Sendable {
 private final class RandomSequence: Sendable {
     private let state: Atomic<UInt64>
 
-    init() {
-        var system = SystemRandomNumberGenerator()
-        state = Atomic(system.next())
+    init(seed: UInt64) {
+        state = Atomic(seed)
     }
 
     func next() -> UInt64 {

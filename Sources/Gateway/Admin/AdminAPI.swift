@@ -98,7 +98,7 @@ struct AdminAPI: Sendable {
     }
 
     private func deactivate(_ id: UserID, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
-        _ = try service.directory.user(id)
+        try service.requireUser(id)
         service.changeUser(id, .deactivate, respond: Self.respond(respond))
     }
 
@@ -161,7 +161,7 @@ extension AdminAPI {
     /// `POST /v1/admin/users/{id}/blocks {"userIds"}`, `DELETE /v1/admin/users/{id}/blocks/{target}`.
     func setBlocks(_ user: UserID, targets: [UserID], isBlocked: Bool,
                    respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
-        _ = try service.directory.user(user)
+        try service.requireUser(user)
         guard !targets.isEmpty else { throw ChatError(.badRequest, "userIds must list 1 to 100 users") }
         guard targets.count <= 100 else { throw ChatError(.tooManyIDs, "userIds holds more than 100 ids") }
         service.setBlocks(blocker: user, targets: targets, isBlocked: isBlocked, respond: Self.respond(respond))
@@ -169,7 +169,7 @@ extension AdminAPI {
 
     /// `GET /v1/admin/users/{id}/blocks?direction=&limit=&cursor=` (every direction is open to the backend).
     func listBlocks(_ user: UserID, query: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
-        _ = try service.directory.user(user)
+        try service.requireUser(user)
         guard let direction = BlockDirection(rawValue: query.queryValue("direction") ?? "byMe") else {
             throw ChatError(.badRequest, "direction must be byMe, me or both")
         }
@@ -178,7 +178,7 @@ extension AdminAPI {
             guard let value = Int(text), (1...100).contains(value) else { throw ChatError(.invalidLimit, "limit must be 1 to 100") }
             limit = value
         }
-        let page = try service.engine.blockedUsers(of: user, direction: direction, limit: limit, search: query.queryValue("search"),
+        let page = try service.blockedUsers(of: user, direction: direction, limit: limit, search: query.queryValue("search"),
                                                    userIDs: nil, cursor: query.queryValue("cursor"), revealed: true)
         respond(Self.ok { $0.raw(bytes: page) })
     }

@@ -13,6 +13,13 @@ extension ChatService {
         run(engine.setBlocks(targets, blocked: isBlocked, by: blocker, for: adminCall(respond), now: clock.now()))
     }
 
+    /// A page of a user's block list for the admin API (every direction is open to it).
+    func blockedUsers(of user: UserID, direction: BlockDirection, limit: Int, search: String?, userIDs: [UserID]?,
+                      cursor: String?, revealed: Bool) throws(ChatError) -> [UInt8] {
+        try engine.blockedUsers(of: user, direction: direction, limit: limit, search: search, userIDs: userIDs, cursor: cursor,
+                                revealed: revealed)
+    }
+
     static func writeResults(_ results: [UserID: String], to w: inout JSONWriter) {
         w.beginObject()
         w.key("results")

@@ -32,8 +32,7 @@ extension ChatService {
             case .reply(let requester, let answer):
                 deliver(answer, to: requester)
             case .setBlock(let blocker, let blocked, let isBlocked):
-                let numbers = (number(for: blocker), number(for: blocked))
-                forEachShard { $0.setBlock(blocker: (blocker, numbers.0), blocked: (blocked, numbers.1), isBlocked: isBlocked) }
+                forEachShard { $0.setBlock(blocker: blocker, blocked: blocked, isBlocked: isBlocked) }
             case .addToChannel(let users, let channel):
                 forEachShard { $0.add(users: users, to: channel) }
             case .removeFromChannel(let users, let channel):
@@ -42,8 +41,12 @@ extension ChatService {
                 for session in sessions { reply(to: session, payload) }
             case .publishToUsers(let users, let payload, let excluding):
                 publish(SharedEvent(payload: payload), toUsers: users, excluding: excluding)
-            case .closeSessions(let user, .deactivated):
-                closeSessions(of: user, code: .userDeactivated, reason: "user deactivated")
+            case .closeSessions(let sessions, .deactivated):
+                closeSessions(sessions, code: .userDeactivated, reason: "user deactivated")
+            case .sessionOpened(let id, let seed):
+                sessionOpened(id, seed)
+            case .sessionRefused(let id, let reason):
+                sessionRefused(id, reason)
             case .userWritesFailed(let waiting):
                 scheduleUserRetry(waiting: waiting)
             case .takeRate(let check, let user, let rate, let burst, let now):
@@ -182,13 +185,7 @@ extension ChatService {
     func busPresenceSnapshot(_ entries: [(user: UserID, expiresAt: Milliseconds)]) {
         inbox.async { [self] in
             let now = clock.now()
-            let online = Set(entries.filter { $0.expiresAt > now }.map(\.user))
-            for user in directory.onlineUsers.subtracting(online).sorted() {
-                run(engine.presenceChanged(user, online: false, at: now))
-            }
-            for user in online.subtracting(directory.onlineUsers).sorted() {
-                run(engine.presenceChanged(user, online: true, at: now))
-            }
+            run(engine.presenceSnapshot(online: Set(entries.filter { $0.expiresAt > now }.map(\.user)), at: now))
         }
     }
 
@@ -203,19 +200,7 @@ extension ChatService {
     func sendResync(_ affected: @escaping @Sendable (ChannelID) -> Bool) {
         inbox.async { [self] in
             metrics.busResyncs.increment()
-            for user in sessions.keys {
-                let channels = directory.channelIDs(of: user).filter(affected).sorted()
-                guard !channels.isEmpty else { continue }
-                let payload = WireEncoding.event("session.resync") { w in
-                    w.beginObject()
-                    w.key("channelIds")
-                    w.beginArray()
-                    for channel in channels { w.string(channel) }
-                    w.endArray()
-                    w.endObject()
-                }
-                run([.publishToUsers([user], payload: payload, excluding: nil)])
-            }
+            run(engine.resync(affected))
         }
     }
 }

@@ -65,19 +65,20 @@ extension ChatService {
                     completion(.failure(SessionRefusal(token: error)))
                 case .success(let identity):
                     guard let bus else {
-                        completion(register(identity, options: options, loop: loop))
+                        register(identity, options: options, loop: loop, completion: completion)
                         return
                     }
                     storeNewUser(identity, refused: { completion(.failure($0)) }) { [self] in
                         admitAcrossNodes(identity, bus: bus) { [self] entry in
                             // With an entry, Redis announces the user online to every node.
-                            let verdict = register(identity, options: options, loop: loop, presenceOnBus: entry != nil)
-                            if case .success(let record) = verdict, let entry {
-                                connectionEntries[record.id] = (identity.userID, entry)
-                            } else if let entry {
-                                bus.releaseConnection(user: identity.userID, entry: entry, now: clock.now()) { _ in }
+                            register(identity, options: options, loop: loop, presenceOnBus: entry != nil) { [self] verdict in
+                                if case .success(let record) = verdict, let entry {
+                                    connectionEntries[record.id] = (identity.userID, entry)
+                                } else if let entry {
+                                    bus.releaseConnection(user: identity.userID, entry: entry, now: clock.now()) { _ in }
+                                }
+                                completion(verdict)
                             }
-                            completion(verdict)
                         } refused: { [self] in
                             completion(.failure(SessionRefusal(.tooManyConnections, ChatError(.forbidden,
                                 "user already holds \(settings.maxConnectionsPerUser) live connections across the cluster"))))
@@ -93,7 +94,7 @@ extension ChatService {
     /// store (`withKnownUsers`). A user this node knows goes on at once.
     private func storeNewUser(_ identity: VerifiedToken, refused: @escaping @Sendable (SessionRefusal) -> Void,
                               then body: @escaping @Sendable () -> Void) {
-        guard directory.users[identity.userID] == nil else { return body() }
+        guard !engine.knows(identity.userID) else { return body() }
         let stored = adminCall { reply in
             if case .failure = reply {
                 refused(SessionRefusal(.unavailable, ChatError(.internalError, "storage failed; retry")))
@@ -134,40 +135,48 @@ extension ChatService {
         }
     }
 
-    private func register(_ identity: VerifiedToken, options: SessionOptions, loop: EventLoop,
-                          presenceOnBus: Bool = false) -> Result<SessionRecord, SessionRefusal> {
-        if directory.users[identity.userID]?.deactivated == true {
-            return .failure(SessionRefusal(.deactivated, ChatError(.forbidden, "user is deactivated")))
+    /// Gives the connection its session id (its loop and hub-shard slot) and asks the engine
+    /// to admit it; `completion` runs on the core queue with the engine's verdict
+    /// (`sessionOpened` / `sessionRefused`).
+    private func register(_ identity: VerifiedToken, options: SessionOptions, loop: EventLoop, presenceOnBus: Bool = false,
+                          completion: @escaping @Sendable (Result<SessionRecord, SessionRefusal>) -> Void) {
+        guard shard(for: loop) != nil else {
+            return completion(.failure(SessionRefusal(.unavailable, ChatError(.internalError, "no hub for this loop"))))
         }
-        let live = sessions[identity.userID]?.count ?? 0
-        if live >= settings.maxConnectionsPerUser {
-            return .failure(SessionRefusal(.tooManyConnections, ChatError(.forbidden, "user already holds \(live) live connections")))
-        }
-        guard let shard = shard(for: loop) else {
-            return .failure(SessionRefusal(.unavailable, ChatError(.internalError, "no hub for this loop")))
-        }
-        // The token's profile and the time are kept at once and written in the background.
-        var user = directory.users[identity.userID] ?? User(id: identity.userID, createdAt: clock.now())
-        if let name = identity.name { user.name = name }
-        if let image = identity.image { user.image = image }
-        user.lastSeenAt = clock.now()
-        run(engine.touchUser(user))
         lastSessionSerial &+= 1
         let slot = freeSlots[loop.index].popLast() ?? nextSlot[loop.index]
         if slot == nextSlot[loop.index] { nextSlot[loop.index] += 1 }
-        let address = SessionAddress(serial: lastSessionSerial, loopIndex: loop.index, slot: slot)
-        let record = SessionRecord(id: address.id, userID: user.id, userNumber: number(for: user.id), device: options.device,
-                                   hideBlocked: options.hideBlocked, expiresAt: identity.expiresAt, loopIndex: loop.index)
-        sessions[user.id, default: []].append(record)
-        if !presenceOnBus { run(engine.presenceChanged(user.id, online: true, at: clock.now())) }
-        let channels = directory.channelIDs(of: user.id)
-        let blocked = Set(directory.blocks.blocked(by: user.id).map(number(for:)))
-        let blockedBy = Set(directory.blocks.blockers(of: user.id).map(number(for:)))
-        // Queued on the loop before the verdict, and before any later hub change for the user.
-        loop.execute { [self] in
-            shard.register(record, channels: channels, blocked: blocked, blockedBy: blockedBy, service: self)
+        let id = SessionAddress(serial: lastSessionSerial, loopIndex: loop.index, slot: slot).id
+        openings[id] = SessionOpening(user: identity.userID, options: options, expiresAt: identity.expiresAt, loop: loop,
+                                      completion: completion)
+        run(engine.openSession(SessionRequest(id: id, user: identity.userID, name: identity.name, image: identity.image,
+                                              presenceOnBus: presenceOnBus), now: clock.now()))
+    }
+
+    /// The engine admitted the session: it is registered on its loop (queued before the
+    /// verdict, and before any later hub change for the user) and its upgrade answered.
+    func sessionOpened(_ id: SessionID, _ seed: SessionSeed) {
+        guard let opening = openings.removeValue(forKey: id), let shard = shard(for: opening.loop) else { return }
+        let record = SessionRecord(id: id, userID: opening.user, userNumber: seed.userNumber, device: opening.options.device,
+                                   hideBlocked: opening.options.hideBlocked, expiresAt: opening.expiresAt,
+                                   loopIndex: opening.loop.index)
+        opening.loop.execute { [self] in
+            shard.register(record, channels: seed.channels, blocked: seed.blocked, blockedBy: seed.blockedBy, service: self)
         }
-        return .success(record)
+        opening.completion(.success(record))
+    }
+
+    /// The engine refused the session: its slot is free again and its upgrade is refused.
+    func sessionRefused(_ id: SessionID, _ reason: SessionRefusalReason) {
+        guard let opening = openings.removeValue(forKey: id) else { return }
+        freeSlots[opening.loop.index].append(SessionAddress(id).slot)
+        switch reason {
+        case .deactivated:
+            opening.completion(.failure(SessionRefusal(.deactivated, ChatError(.forbidden, "user is deactivated"))))
+        case .tooManyConnections(let live):
+            opening.completion(.failure(SessionRefusal(.tooManyConnections,
+                                                       ChatError(.forbidden, "user already holds \(live) live connections"))))
+        }
     }
 
     /// The session the core registered on `loop`, for the upgrade (call on the loop).
@@ -182,40 +191,33 @@ extension ChatService {
         inbox.async { [self] in
             // The loop unregistered the session before this ran: its slot is free for reuse.
             freeSlots[record.loopIndex].append(SessionAddress(record.id).slot)
-            engine.presenceSessionClosed(record.id)
-            reportCounters()
+            let wasLast = engine.sessions(of: record.userID) == [record.id]
             let entry = connectionEntries.removeValue(forKey: record.id)
-            sessions[record.userID]?.removeAll { $0.id == record.id }
-            guard sessions[record.userID]?.isEmpty == true else {
-                if let entry { bus?.releaseConnection(user: entry.user, entry: entry.entry, now: clock.now()) { _ in } }
-                return
-            }
-            sessions[record.userID] = nil
             let now = clock.now()
-            if var user = directory.users[record.userID] {
-                user.lastSeenAt = now
-                run(engine.touchUser(user))
-            }
-            guard let entry, let bus else {
-                run(engine.presenceChanged(record.userID, online: false, at: now))
+            // With an entry, Redis announces the user offline when no node holds a
+            // connection of it any more.
+            run(engine.closeSession(record.id, now: now, presenceOnBus: entry != nil && bus != nil))
+            guard let entry, let bus else { return }
+            guard wasLast else {
+                bus.releaseConnection(user: entry.user, entry: entry.entry, now: now) { _ in }
                 return
             }
-            // Redis announces the user offline when no node holds a connection of it any more;
-            // when Redis cannot be asked, this node says what it knows.
+            // When Redis cannot be asked, this node says what it knows.
             bus.releaseConnection(user: entry.user, entry: entry.entry, now: now) { [self] released in
                 guard !released else { return }
-                inbox.async { [self] in
-                    if sessions[record.userID] == nil { run(engine.presenceChanged(record.userID, online: false, at: now)) }
-                }
+                inbox.async { [self] in run(engine.presenceUnconfirmed(record.userID, at: now)) }
             }
         }
     }
 
     /// Closes every live session of `user` with `code` (core queue).
     func closeSessions(of user: UserID, code: CloseCode, reason: String) {
-        for record in sessions[user] ?? [] {
-            guard let shard = shard(at: record.loopIndex) else { continue }
-            let id = record.id
+        closeSessions(engine.sessions(of: user), code: code, reason: reason)
+    }
+
+    func closeSessions(_ sessions: [SessionID], code: CloseCode, reason: String) {
+        for id in sessions {
+            guard let shard = shard(at: SessionAddress(id).loopIndex) else { continue }
             shard.loop.execute { shard.session(id)?.close(code: code, reason: reason) }
         }
     }

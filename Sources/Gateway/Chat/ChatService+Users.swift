@@ -10,4 +10,9 @@ extension ChatService {
     func changeUser(_ user: UserID, _ change: UserChange, respond: @escaping @Sendable (EngineReply) -> Void) {
         run(engine.changeUser(user, change, for: adminCall(respond), now: clock.now()))
     }
+
+    /// `ERR_UID_NOT_FOUND` unless the user exists (admin API).
+    func requireUser(_ id: UserID) throws(ChatError) {
+        _ = try engine.directory.user(id)
+    }
 }

@@ -3,11 +3,11 @@ import Dispatch
 import EventLoop
 import Logging
 import Storage
-import Synchronization
 
-/// The chat core: owns the directory and decides every request on one serial
-/// queue, persists through the store (group commit), and fans events out
-/// through the hub shards of the event loops.
+/// The chat engine's driver: feeds the engine (`ChatEngine`, which decides everything)
+/// requests, store outcomes and bus events on one serial queue, and carries its effects
+/// out: writes through the store (group commit), replies and events through the hub
+/// shards of the event loops, the bus in cluster mode.
 final class ChatService: @unchecked Sendable {
     struct Settings: Sendable {
         var blockingMode = DeliveryPolicy.Mode.standard
@@ -40,15 +40,10 @@ final class ChatService: @unchecked Sendable {
     let logger: Logger
     let metrics: GatewayMetrics
 
-    /// Core state, touched only on `queue`.
+    /// Core state, touched only on `queue`: every chat decision is the engine's.
     var engine = ChatEngine()
-    /// The engine's directory, borrowed in place (a plain getter would copy the whole struct,
-    /// a retain of each of its tables, on every lookup).
-    var directory: ChatDirectory {
-        _read { yield engine.directory }
-        _modify { yield &engine.directory }
-    }
-    var sessions: [UserID: [SessionRecord]] = [:]
+    /// Upgrades whose sessions the engine is deciding, by session id.
+    var openings: [SessionID: SessionOpening] = [:]
     /// Each loop's hub-shard slots: the next never used, and those freed by closed sessions.
     var nextSlot: [Int]
     var freeSlots: [[Int]]
@@ -85,45 +80,30 @@ final class ChatService: @unchecked Sendable {
             blockingMode: settings.blockingMode, revealBlockedBy: settings.revealBlockedBy,
             excludeFromInvitations: settings.excludeFromInvitations, maxTextLength: settings.maxTextLength,
             userMessagesPerSecond: settings.userMessagesPerSecond, userMessageBurst: settings.userMessageBurst,
-            openChannelMessagesPerSecond: settings.openChannelMessagesPerSecond, sharedUserRate: settings.sharedUserRate))
+            openChannelMessagesPerSecond: settings.openChannelMessagesPerSecond, sharedUserRate: settings.sharedUserRate,
+            maxConnectionsPerUser: settings.maxConnectionsPerUser))
         shards = loops.sorted { $0.index < $1.index }.map { HubShard(loop: $0, metrics: metrics) }
         nextSlot = Array(repeating: 0, count: shards.count)
         freeSlots = Array(repeating: [], count: shards.count)
         let snapshot = try store.loadSnapshot()
-        directory.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
-                       lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks,
-                       readMarks: snapshot.readMarks, messagesAfterMarks: snapshot.messagesAfterMarks,
-                       blockingMode: settings.blockingMode)
-        if settings.blockingMode == .strict { try restoreStrictChannelLists() }
+        engine.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
+                    lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks, readMarks: snapshot.readMarks,
+                    messagesAfterMarks: snapshot.messagesAfterMarks)
     }
 
-    /// Strict mode derives each member's `lastMessage` from the newest message of every sender
-    /// the member is not blocked with (`MessagesBySender`); the snapshot holds only each
-    /// channel's newest, so for channels where two members are blocked with each other the
-    /// newest messages are read again (the newest of each sender among the last 200).
-    private func restoreStrictChannelLists() throws(StoreError) {
-        for channel in directory.channels.values where directory.newestMessage(of: channel.id) != nil {
-            let members = Set(channel.members)
-            guard members.contains(where: { !directory.blockedEitherWay(with: $0).isDisjoint(with: members) }) else { continue }
-            // No viewer: messages stored hidden from a member are read too (their senders see them).
-            for message in try recentMessages(channel.id, viewer: "") { directory.recordSenderNewest(message) }
+    /// Strict mode, before the first session: the recent messages of the channels where two
+    /// members are blocked with each other, so each member's `lastMessage` skips the senders
+    /// it is blocked with (`ChatEngine.channelsNeedingSendersNewest`). No viewer: messages
+    /// stored hidden from a member are read too (their senders see them).
+    func restoreSendersNewest() async throws(StoreError) {
+        for channel in queue.sync(execute: { engine.channelsNeedingSendersNewest() }) {
+            let store = self.store
+            let read = await withCheckedContinuation { (done: CheckedContinuation<Result<[Message], StoreError>, Never>) in
+                store.history(channelID: channel, viewer: "", beforeSeq: nil, afterSeq: nil, limit: 200) { done.resume(returning: $0) }
+            }
+            let messages = try read.get()
+            queue.sync { engine.recordSendersNewest(messages) }
         }
-    }
-
-    private func recentMessages(_ channelID: ChannelID, viewer: UserID) throws(StoreError) -> [Message] {
-        let done = DispatchSemaphore(value: 0)
-        let result = Mutex<Result<[Message], StoreError>>(.success([]))
-        store.history(channelID: channelID, viewer: viewer, beforeSeq: nil, afterSeq: nil, limit: 200) { outcome in
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
-        done.wait()
-        return try result.withLock { $0 }.get()
-    }
-
-    /// The user's dense number, assigned on first sight.
-    func number(for user: UserID) -> UserNumber {
-        engine.number(for: user)
     }
 
     // MARK: hub
@@ -184,8 +164,8 @@ final class ChatService: @unchecked Sendable {
     /// row commits: one this node has not heard of is looked up in the store first, so a
     /// request naming it is not refused with `ERR_UID_NOT_FOUND` (§13: as on one node).
     func withKnownUsers(_ ids: [UserID], _ body: @escaping @Sendable () -> Void) {
-        guard bus != nil, ids.contains(where: { directory.users[$0] == nil }) else { return body() }
-        let unknown = Array(Set(ids.filter { directory.users[$0] == nil }))
+        guard bus != nil, ids.contains(where: { !engine.knows($0) }) else { return body() }
+        let unknown = Array(Set(ids.filter { !engine.knows($0) }))
         store.users(unknown) { [self] result in
             inbox.async { [self] in
                 if case .success(let users) = result { engine.usersLearned(users) }

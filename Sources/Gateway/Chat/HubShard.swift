@@ -109,7 +109,7 @@ final class HubShard: @unchecked Sendable {
     }
 
     /// Applies a block change to the sessions of both users on this loop.
-    func setBlock(blocker: (id: UserID, number: UserNumber), blocked: (id: UserID, number: UserNumber), isBlocked: Bool) {
+    func setBlock(blocker: NumberedUser, blocked: NumberedUser, isBlocked: Bool) {
         for session in userSessions[blocker.id] ?? [] {
             if isBlocked { session.blocked.insert(blocked.number) } else { session.blocked.remove(blocked.number) }
         }
