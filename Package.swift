@@ -44,7 +44,9 @@ let package = Package(
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "CEpoll"),
         .target(name: "Redis", dependencies: ["EventLoop"], swiftSettings: strict),
-        .target(name: "ChatCore", swiftSettings: hotPath),
+        // RFC 4648 base64, both alphabets: the handshake's keys, JWT segments, cursors.
+        .target(name: "Base64Coding", swiftSettings: strict),
+        .target(name: "ChatCore", dependencies: ["Base64Coding", "COpenSSL"], swiftSettings: hotPath),
         .target(name: "Storage", dependencies: ["CSQLite", "ChatCore"], swiftSettings: hotPath),
         .target(
             name: "PostgresStorage",
@@ -55,7 +57,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .target(name: "WebSocket", dependencies: ["CZlib", "COpenSSL"], swiftSettings: hotPath),
+        .target(name: "WebSocket", dependencies: ["Base64Coding", "CZlib", "COpenSSL"], swiftSettings: hotPath),
         .target(name: "EventLoop", dependencies: ["COpenSSL", "CEpoll"], swiftSettings: hotPath),
         // The browser files the gateway serves (the web console and the JS SDK it imports),
         // as SwiftPM resources beside the binary: no build step, no copy in Sources/.
@@ -102,7 +104,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket"], swiftSettings: strict),
-        .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore"], swiftSettings: strict),
+        .testTarget(name: "ChatCoreTests", dependencies: ["ChatCore", "Base64Coding"], swiftSettings: strict),
         .target(name: "CTestSpawn", path: "Tests/CTestSpawn"),
         .target(
             name: "ServiceTestSupport",
@@ -118,6 +120,6 @@ let package = Package(
         .testTarget(name: "ChatClientTests", dependencies: ["ChatClient", "chat-client-example", "Gateway", "EventLoop", "ServiceTestSupport",
                                                             .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "EventLoop", "COpenSSL", "CSQLite", "ServiceTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "Base64Coding", "EventLoop", "COpenSSL", "CSQLite", "ServiceTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]
 )

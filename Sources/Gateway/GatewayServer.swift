@@ -61,14 +61,22 @@ public final class GatewayServer: @unchecked Sendable {
     /// A gateway with its chat core: opens the store under `storage.dataDirectory`
     /// and loads it.
     public static func make(configuration: GatewayConfiguration, logger: Logger) async throws -> GatewayServer {
-        try await make(settings: TransportSettings(configuration), chat: ChatSettings(configuration), logger: logger,
+        try await make(settings: TransportSettings(configuration), configuration: configuration, logger: logger,
                        clock: SystemClock())
     }
 
-    /// The same from settings, with an injectable clock (tests).
-    static func make(settings: TransportSettings, chat: ChatSettings, logger: Logger, clock: any ChatCore.Clock) async throws -> GatewayServer {
+    /// A node id for a cluster node that was not given one.
+    static func randomNodeID() -> String {
+        "node-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+    }
+
+    /// The same with the transport's settings given apart (tests bind port 0) and an
+    /// injectable clock.
+    static func make(settings: TransportSettings, configuration: GatewayConfiguration, logger: Logger,
+                     clock: any ChatCore.Clock) async throws -> GatewayServer {
+        let chat = configuration
         let server = try GatewayServer(settings: settings, logger: logger)
-        let tokens = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
+        let tokens = await TokenAuthority(secret: chat.auth.jwtSecret, clock: clock)
         let metrics = server.metrics
         let observeCommit: @Sendable (Int, UInt64) -> Void = { writes, nanoseconds in
             metrics.groupCommitBatchSize.record(writes)
@@ -76,30 +84,32 @@ public final class GatewayServer: @unchecked Sendable {
         }
         let store: any Store
         var probes: [DependencyWatch.Probe] = []
-        if let url = chat.postgresURL {
+        if chat.storage.backend == .postgres, let url = chat.storage.postgresURL {
             let postgres = try await PostgresStore.open(url: url, logger: logger,
-                                                        strictBlocking: chat.service.blockingMode == .strict,
+                                                        strictBlocking: chat.blocking.mode == .strict,
                                                         commitObserver: observeCommit)
             probes.append(DependencyWatch.Probe(name: "postgres", isReachable: { await postgres.isReachable() }))
             store = postgres
         } else {
-            store = try SQLiteStore(directory: chat.dataDirectory, synchronous: chat.synchronous, commitObserver: observeCommit)
+            store = try SQLiteStore(directory: chat.storage.dataDirectory, synchronous: chat.storage.synchronous == .full ? .full : .normal,
+                                    commitObserver: observeCommit)
         }
         let push: any PushSink
-        switch chat.push {
+        switch chat.push.sink {
         case .none: push = NoPushSink()
-        case .file(let path): push = try JSONLinesPushSink(path: path, metrics: metrics)
-        case .webhook(let url): push = WebhookPushSink(url: url, logger: logger, metrics: metrics)
+        case .file: push = try chat.push.file.map { try JSONLinesPushSink(path: $0, metrics: metrics) } ?? NoPushSink()
+        case .webhook:
+            push = chat.push.webhookUrl.flatMap(URL.init(string:)).map { WebhookPushSink(url: $0, logger: logger, metrics: metrics) }
+                ?? NoPushSink()
         }
-        var serviceSettings = chat.service
-        serviceSettings.sharedUserRate = chat.redisURL != nil
-        let service = try ChatService(store: store, push: push, tokens: tokens, clock: clock, cursorSecret: chat.jwtSecret,
-                                      settings: serviceSettings, loops: server.group.loops, logger: logger, metrics: metrics)
+        let service = try ChatService(store: store, push: push, tokens: tokens, clock: clock, configuration: chat,
+                                      loops: server.group.loops, logger: logger, metrics: metrics)
         try await service.restoreSendersNewest()
         server.store = store
-        if let url = chat.redisURL, let loop = server.group.loops.first {
+        if let url = chat.cluster.redisURL, let loop = server.group.loops.first {
             let bus = ClusterBus(settings: try redisSettings(url: url, chat: chat),
-                                 signature: chat.busSecret.map(BusSignature.init(secret:)), nodeID: chat.nodeID,
+                                 signature: chat.cluster.busSecret.map(BusSignature.init(secret:)),
+                                 nodeID: chat.cluster.nodeID ?? randomNodeID(),
                                  loop: loop, logger: logger,
                                  metrics: metrics, received: { [weak service] event in service?.busReceived(event) },
                                  resumed: { [weak service] in service?.busResumed() },
@@ -115,8 +125,8 @@ public final class GatewayServer: @unchecked Sendable {
         }
         server.router = HTTPRouter(
             echoEnabled: settings.echoEnabled, metrics: metrics,
-            metricsCredential: metricsCredential(settings, keys: [chat.adminAPIKey, chat.metricsAPIKey ?? ""]),
-            chat: service, admin: AdminAPI(service: service, apiKey: chat.adminAPIKey),
+            metricsCredential: metricsCredential(settings, keys: [chat.admin.apiKey, chat.metrics.apiKey ?? ""]),
+            chat: service, admin: AdminAPI(service: service, apiKey: chat.admin.apiKey),
             dependencies: probes.isEmpty ? nil : DependencyWatch(probes: probes, logger: logger),
             console: settings.consoleEnabled ? webConsole(settings, chat: chat, tokens: tokens, logger: logger) : nil)
         return server
@@ -125,23 +135,23 @@ public final class GatewayServer: @unchecked Sendable {
     /// How the bus reaches Redis: the endpoint of `url` (validated with the configuration),
     /// a verifying TLS context for `rediss://`, and the command timeout. Errors name what is
     /// wrong, never the URL (it may hold a password).
-    private static func redisSettings(url: String, chat: ChatSettings) throws -> RedisConnectionSettings {
+    private static func redisSettings(url: String, chat: GatewayConfiguration) throws -> RedisConnectionSettings {
         let endpoint = try RedisEndpoint.parse(url)
-        let tls: TLSContext? = try endpoint.usesTLS ? TLSContext.verifyingClient(caFile: chat.redisCAFile) : nil
-        let timeout = Duration.milliseconds(chat.redisCommandTimeoutMs)
+        let tls: TLSContext? = try endpoint.usesTLS ? TLSContext.verifyingClient(caFile: chat.cluster.redisCAFile) : nil
+        let timeout = Duration.milliseconds(chat.cluster.commandTimeoutMs)
         // An idle connection PINGs often enough that a silent Redis is found within about
         // twice the timeout even when nothing else is asked.
         return RedisConnectionSettings(endpoint: endpoint, tls: tls, connectTimeout: timeout, commandTimeout: timeout,
-                                       keepaliveInterval: .milliseconds(max(50, min(1_000, chat.redisCommandTimeoutMs / 2))))
+                                       keepaliveInterval: .milliseconds(max(50, min(1_000, chat.cluster.commandTimeoutMs / 2))))
     }
 
     /// The web console over the files beside the binary; when they are missing it answers
     /// 503 saying so, and the log says it once.
-    private static func webConsole(_ settings: TransportSettings, chat: ChatSettings, tokens: TokenAuthority,
+    private static func webConsole(_ settings: TransportSettings, chat: GatewayConfiguration, tokens: TokenAuthority,
                                    logger: Logger) -> WebConsole {
         let resources = ClientAssets.load()
         let console = WebConsole(files: ConsoleFiles(resources: resources ?? [:]),
-                                 devSignIn: DevSignIn(jwtSecret: chat.jwtSecret, listenerHost: settings.host), tokens: tokens)
+                                 devSignIn: DevSignIn(jwtSecret: chat.auth.jwtSecret, listenerHost: settings.host), tokens: tokens)
         if console.files.hasPage {
             logger.info("console.enabled", metadata: ["path": "\(ConsoleFiles.pagePath)",
                                                       "devSignIn": "\(console.devSignIn.isOffered)"])
@@ -252,71 +262,6 @@ public final class GatewayServer: @unchecked Sendable {
         router.dependencies?.stop()
         router.chat?.bus?.stop()
         store?.flush()
-    }
-}
-
-/// What the chat core needs from the configuration.
-struct ChatSettings: Sendable {
-    var jwtSecret = GatewayConfiguration.Auth.developmentSecret
-    var adminAPIKey = GatewayConfiguration.Admin.developmentKey
-    var metricsAPIKey: String?
-    var dataDirectory = "./data"
-    var synchronous = SQLiteStore.Synchronous.normal
-    /// Set: the PostgreSQL backend at this URL instead of SQLite under `dataDirectory`.
-    var postgresURL: String?
-    /// Set: cluster mode, with the bus on this Redis (`RedisEndpoint`: may hold a password).
-    var redisURL: String?
-    /// CA certificates for a `rediss://` Redis (nil: the system's).
-    var redisCAFile: String?
-    var redisCommandTimeoutMs = GatewayConfiguration.Cluster.defaultCommandTimeoutMs
-    /// Set: bus payloads are signed and checked with it.
-    var busSecret: String?
-    var nodeID = ChatSettings.randomNodeID()
-
-    static func randomNodeID() -> String {
-        "node-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-    }
-    var service = ChatService.Settings()
-    var push = PushTarget.none
-
-    enum PushTarget: Sendable {
-        case none
-        case file(String)
-        case webhook(URL)
-    }
-}
-
-extension ChatSettings {
-    init(_ configuration: GatewayConfiguration) {
-        jwtSecret = configuration.auth.jwtSecret
-        adminAPIKey = configuration.admin.apiKey
-        metricsAPIKey = configuration.metrics.apiKey
-        dataDirectory = configuration.storage.dataDirectory
-        synchronous = configuration.storage.synchronous == .full ? .full : .normal
-        postgresURL = configuration.storage.backend == .postgres ? configuration.storage.postgresURL : nil
-        redisURL = configuration.cluster.redisURL
-        redisCAFile = configuration.cluster.redisCAFile
-        redisCommandTimeoutMs = configuration.cluster.commandTimeoutMs
-        busSecret = configuration.cluster.busSecret
-        if let id = configuration.cluster.nodeID { nodeID = id }
-        service = ChatService.Settings(
-            blockingMode: configuration.blocking.mode == .strict ? .strict : .standard,
-            revealBlockedBy: configuration.blocking.revealBlockedBy,
-            excludeFromInvitations: configuration.blocking.excludeFromInvitations,
-            maxTextLength: configuration.limits.maxTextLength,
-            maxConnectionsPerUser: configuration.limits.maxConnectionsPerUser,
-            connectionRequestsPerSecond: configuration.limits.connectionRequestsPerSecond,
-            connectionRequestBurst: configuration.limits.connectionRequestBurst,
-            maxRequestsInFlight: configuration.limits.maxRequestsInFlight,
-            userMessagesPerSecond: configuration.limits.userMessagesPerSecond,
-            userMessageBurst: configuration.limits.userMessageBurst,
-            openChannelMessagesPerSecond: configuration.limits.openChannelMessagesPerSecond,
-            allowedOrigins: configuration.server.allowedOrigins)
-        switch configuration.push.sink {
-        case .none: push = .none
-        case .file: push = configuration.push.file.map(PushTarget.file) ?? .none
-        case .webhook: push = configuration.push.webhookUrl.flatMap(URL.init(string:)).map(PushTarget.webhook) ?? .none
-        }
     }
 }
 

@@ -1,3 +1,4 @@
+import Base64Coding
 /// The client's RFC 6455 opening handshake: the GET request with a fresh
 /// `Sec-WebSocket-Key`, and the `Sec-WebSocket-Accept` the server must answer with.
 public struct WebSocketClientHandshake: Sendable {

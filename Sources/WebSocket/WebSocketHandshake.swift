@@ -1,3 +1,4 @@
+import Base64Coding
 import COpenSSL
 
 /// The server side of the opening handshake (RFC 6455 §4.2).

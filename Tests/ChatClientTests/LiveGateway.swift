@@ -32,20 +32,20 @@ final class LiveGateway: Sendable {
             settings.certificateFile = certificate.certificate
             settings.privateKeyFile = certificate.key
         }
-        var chat = ChatSettings()
-        chat.dataDirectory = FileManager.default.temporaryDirectory
+        var chat = GatewayConfiguration()
+        chat.storage.dataDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("chat-client-test-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: chat.dataDirectory, withIntermediateDirectories: true)
-        chat.service.userMessagesPerSecond = userMessagesPerSecond
-        chat.service.userMessageBurst = 1
-        chat.service.connectionRequestsPerSecond = 0
-        chat.service.maxRequestsInFlight = 100_000
-        chat.service.revealBlockedBy = revealBlockedBy
-        chat.service.maxConnectionsPerUser = maxConnectionsPerUser
+        try FileManager.default.createDirectory(atPath: chat.storage.dataDirectory, withIntermediateDirectories: true)
+        chat.limits.userMessagesPerSecond = userMessagesPerSecond
+        chat.limits.userMessageBurst = 1
+        chat.limits.connectionRequestsPerSecond = 0
+        chat.limits.maxRequestsInFlight = 100_000
+        chat.blocking.revealBlockedBy = revealBlockedBy
+        chat.limits.maxConnectionsPerUser = maxConnectionsPerUser
         let clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
-        let server = try await GatewayServer.make(settings: settings, chat: chat, logger: logger, clock: clock)
-        return try LiveGateway(server: server, clock: clock, secret: chat.jwtSecret)
+        let server = try await GatewayServer.make(settings: settings, configuration: chat, logger: logger, clock: clock)
+        return try LiveGateway(server: server, clock: clock, secret: chat.auth.jwtSecret)
     }
 
     private init(server: GatewayServer, clock: ManualClock, secret: String) throws {

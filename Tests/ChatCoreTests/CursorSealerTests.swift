@@ -1,5 +1,6 @@
 import Testing
 @testable import ChatCore
+import Base64Coding
 
 struct CursorSealerTests {
     let sealer = CursorSealer(secret: "the-jwt-secret")
@@ -70,16 +71,16 @@ struct CursorSealerTests {
     func tamperedPayload() throws {
         let cursor = sealer.seal(["1700000000000", "c_42"])
         let parts = cursor.split(separator: ".").map(String.init)
-        let payload = try #require(Base64URL.decode(parts[0]))
+        let payload = try #require(Base64.decodeURL(parts[0]))
         for index in payload.indices {
             var edited = payload
             edited[index] ^= 0x01
-            let forged = Base64URL.encode(edited) + "." + parts[1]
+            let forged = Base64.encodeURL(edited) + "." + parts[1]
             #expect(errorCode { try sealer.open(forged, fieldCount: 2) } == .invalidCursor, "byte \(index)")
         }
         // Swap fields / change a value and keep the tag.
         for fields in [["c_42", "1700000000000"], ["1700000000001", "c_42"], ["1700000000000", "c_43"]] {
-            let forged = Base64URL.encode(Array(fields.joined(separator: "\u{1F}").utf8)) + "." + parts[1]
+            let forged = Base64.encodeURL(Array(fields.joined(separator: "\u{1F}").utf8)) + "." + parts[1]
             #expect(errorCode { try sealer.open(forged, fieldCount: 2) } == .invalidCursor)
         }
     }
@@ -88,13 +89,13 @@ struct CursorSealerTests {
     func tamperedTag() throws {
         let cursor = sealer.seal(["1700000000000", "c_42"])
         let parts = cursor.split(separator: ".").map(String.init)
-        let tag = try #require(Base64URL.decode(parts[1]))
-        #expect(tag.count == 8)
+        let tag = try #require(Base64.decodeURL(parts[1]))
+        #expect(tag.count == 16)
         for index in tag.indices {
             for bit in 0..<8 {
                 var edited = tag
                 edited[index] ^= UInt8(1 << bit)
-                let forged = parts[0] + "." + Base64URL.encode(edited)
+                let forged = parts[0] + "." + Base64.encodeURL(edited)
                 #expect(errorCode { try sealer.open(forged, fieldCount: 2) } == .invalidCursor, "byte \(index) bit \(bit)")
             }
         }
@@ -121,57 +122,61 @@ struct CursorSealerTests {
         }
     }
 
-    // MARK: Base64URL
+    // MARK: base64url
 
-    @Test("Base64URL round trip for every length 0…64")
+    @Test("base64url round trip for every length 0…64")
     func base64RoundTrip() throws {
         var rng = SeededGenerator(seed: 7)
         for length in 0...64 {
             for _ in 0..<8 {
                 let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
-                let text = Base64URL.encode(bytes)
+                let text = Base64.encodeURL(bytes)
                 #expect(text.utf8.count == (length * 4 + 2) / 3, "unpadded length for \(length) bytes")
                 #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
-                #expect(Base64URL.decode(text) == bytes, "length \(length)")
+                #expect(Base64.decodeURL(text) == bytes, "length \(length)")
             }
         }
         // all byte values
         let all = (0...255).map { UInt8($0) }
-        #expect(Base64URL.decode(Base64URL.encode(all)) == all)
+        #expect(Base64.decodeURL(Base64.encodeURL(all)) == all)
     }
 
-    @Test("Base64URL matches RFC 4648 test vectors (unpadded, URL alphabet)")
+    @Test("base64url matches RFC 4648 test vectors (unpadded, URL alphabet)")
     func base64Vectors() {
         let vectors: [(String, String)] = [
             ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy"),
         ]
         for (plain, encoded) in vectors {
-            #expect(Base64URL.encode(Array(plain.utf8)) == encoded)
-            #expect(Base64URL.decode(encoded) == Array(plain.utf8))
+            #expect(Base64.encodeURL(Array(plain.utf8)) == encoded)
+            #expect(Base64.decodeURL(encoded) == Array(plain.utf8))
         }
-        #expect(Base64URL.encode([0xFB, 0xFF]) == "-_8")
-        #expect(Base64URL.encode([0xFF, 0xFF, 0xFE]) == "___-")
-        #expect(Base64URL.decode("-_8") == [0xFB, 0xFF])
+        #expect(Base64.encodeURL([0xFB, 0xFF]) == "-_8")
+        #expect(Base64.encodeURL([0xFF, 0xFF, 0xFE]) == "___-")
+        #expect(Base64.decodeURL("-_8") == [0xFB, 0xFF])
     }
 
-    @Test("Base64URL rejects foreign characters, padding and impossible lengths")
+    @Test("base64url rejects foreign characters, padding and impossible lengths")
     func base64Invalid() {
         for text in ["A", "AAAAA", "Zg==", "Zm+v", "Zm/v", "Zm9v\n", " Zm9v", "Zm9v!", "é"] {
-            #expect(Base64URL.decode(text) == nil, "\(text.debugDescription)")
+            #expect(Base64.decodeURL(text) == nil, "\(text.debugDescription)")
         }
     }
 
-    // MARK: SipHash
+    // MARK: HMAC-SHA256
 
-    /// Reference vectors of SipHash-2-4 (key 00…0f, message 00…(n-1)), read as little-endian 64-bit words.
-    @Test("SipHash-2-4 reference vectors")
-    func sipHashVectors() {
-        let hash = SipHash(k0: 0x0706050403020100, k1: 0x0F0E0D0C0B0A0908)
-        func message(_ n: Int) -> [UInt8] { (0..<n).map { UInt8($0) } }
-        #expect(hash.mac(message(0)) == 0x726FDB47DD0E0E31)
-        #expect(hash.mac(message(1)) == 0x74F839C593DC67FD)
-        #expect(hash.mac(message(8)) == 0x93F5F5799A932462)
-        #expect(hash.mac(message(15)) == 0xA129CA6149BE45E5)
-        #expect(hash.mac(message(63)) == 0x958A324CEB064572)
+    /// RFC 4231 test cases 1 and 2.
+    @Test("HMAC-SHA256 matches RFC 4231; equal compares whole tags")
+    func hmacVectors() {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+        let one = MessageAuthenticator(key: [UInt8](repeating: 0x0B, count: 20)).mac(Array("Hi There".utf8))
+        #expect(hex(one) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        let two = MessageAuthenticator(key: Array("Jefe".utf8)).mac(Array("what do ya want for nothing?".utf8))
+        #expect(hex(two) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(MessageAuthenticator.equal(one, one))
+        #expect(!MessageAuthenticator.equal(one, two))
+        #expect(!MessageAuthenticator.equal(one, Array(one.dropLast())), "a shorter tag is not equal")
+        var flipped = one
+        flipped[31] ^= 1
+        #expect(!MessageAuthenticator.equal(one, flipped))
     }
 }

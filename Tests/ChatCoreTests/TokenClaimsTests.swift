@@ -1,5 +1,6 @@
 import ChatCore
 import Testing
+import Base64Coding
 
 /// `TokenClaims`: every numeric claim is bounded before it is converted, so no value a
 /// signed token carries can trap; out of range is ERR_NOT_LOGGED_IN.
@@ -63,10 +64,10 @@ struct TokenClaimsTests {
 
     @Test("the whole token: header pinned to HS256, three parts, base64url payload")
     func token() throws {
-        let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let payload = Base64URL.encode(Array(#"{"sub":"a","exp":1900000000}"#.utf8))
+        let header = Base64.encodeURL(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let payload = Base64.encodeURL(Array(#"{"sub":"a","exp":1900000000}"#.utf8))
         #expect(try TokenClaims.check("\(header).\(payload).sig", now: Self.now).get().subject == "a")
-        let none = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8))
+        let none = Base64.encodeURL(Array(#"{"alg":"none"}"#.utf8))
         for token in ["\(none).\(payload).sig", "\(header).\(payload)", "\(header).\(payload).s.t", "\(header).%%%.sig", ""] {
             guard case .failure(let error) = TokenClaims.check(token, now: Self.now) else {
                 Issue.record("accepted \(token)")

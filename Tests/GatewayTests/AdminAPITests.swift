@@ -26,7 +26,7 @@ struct AdminAPITests {
     @Test("admin calls share one keep-alive connection, pipelined or not, plain and TLS", arguments: [false, true])
     func keepAlive(tls: Bool) async throws {
         let gateway = try await TestGateway.chat(tls: tls)
-        let (port, key) = (gateway.port, gateway.chat.adminAPIKey)
+        let (port, key) = (gateway.port, gateway.chat.admin.apiKey)
         let statuses = try await offThePool { () throws -> [Int] in
             let client = try TestClient(port: port, tls: tls)
             func request(_ id: String) -> [UInt8] {

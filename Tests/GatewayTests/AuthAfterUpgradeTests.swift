@@ -11,7 +11,7 @@ import WebSocket
 struct AuthAfterUpgradeTests {
     /// A chat gateway whose connections get 60 s for their `auth`, so a loaded test machine
     /// does not close them before a test has sent it (the timeout has a test of its own).
-    private func makeGateway(tls: Bool, configure: (inout ChatSettings) -> Void = { _ in }) async throws -> TestGateway {
+    private func makeGateway(tls: Bool, configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws -> TestGateway {
         try await TestGateway.chat(tls: tls) { transport, chat in
             transport.timeouts.handshake = 60
             configure(&chat)
@@ -164,7 +164,7 @@ struct AuthAfterUpgradeTests {
 
     @Test("the connection cap is checked at auth: 4005", arguments: [false, true])
     func connectionCapCloses4005(tls: Bool) async throws {
-        let gateway = try await makeGateway(tls: tls) { $0.service.maxConnectionsPerUser = 1 }
+        let gateway = try await makeGateway(tls: tls) { $0.limits.maxConnectionsPerUser = 1 }
         let token = try await gateway.token(for: "alice")
         // Upgrades without a token are not counted: both get their 101.
         let first = try await upgrade(gateway)

@@ -9,8 +9,8 @@ import Testing
 struct BlockRestartTests {
     static func gateway(_ dataDirectory: String, mode: DeliveryPolicy.Mode = .standard) async throws -> TestGateway {
         try await TestGateway.chat(dataDirectory: dataDirectory) { _, chat in
-            chat.service.blockingMode = mode
-            chat.service.revealBlockedBy = mode == .strict
+            chat.blocking.mode = mode
+            chat.blocking.revealBlockedBy = mode == .strict
         }
     }
 

@@ -10,10 +10,10 @@ enum BlockFixture {
                         push: Bool = false) async throws -> (gateway: TestGateway, push: PushLog?) {
         let pushPath = push ? TestGateway.temporaryDirectory() + "/push.jsonl" : nil
         let gateway = try await TestGateway.chat { _, chat in
-            chat.service.blockingMode = mode
-            chat.service.revealBlockedBy = reveal
-            chat.service.excludeFromInvitations = exclude
-            if let pushPath { chat.push = .file(pushPath) }
+            chat.blocking.mode = mode
+            chat.blocking.revealBlockedBy = reveal
+            chat.blocking.excludeFromInvitations = exclude
+            if let pushPath { chat.push = GatewayConfiguration.Push(sink: .file, file: pushPath) }
         }
         return (gateway, pushPath.map(PushLog.init(path:)))
     }

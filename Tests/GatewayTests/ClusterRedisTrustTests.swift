@@ -13,7 +13,7 @@ import Testing
 struct ClusterRedisTrustTests {
     private func cluster(nodes count: Int = 2, redis: RedisTestServer? = nil, redisURL: ((Int) -> String)? = nil,
                          logger: Logger = TestGateway.suiteLogger, waitForBus: Bool = true,
-                         configure: @escaping (inout ChatSettings) -> Void = { _ in }) async throws -> TestCluster {
+                         configure: @escaping (inout GatewayConfiguration) -> Void = { _ in }) async throws -> TestCluster {
         try await TestCluster.start(nodes: count, redis: redis, redisURL: redisURL, logger: logger, waitForBus: waitForBus,
                                     configure: configure)
     }
@@ -51,7 +51,7 @@ struct ClusterRedisTrustTests {
     /// Anyone who can PUBLISH on `chat:bus` could unblock a pair on every node. With
     /// `cluster.busSecret` a payload without the right HMAC is dropped and counted.
     @Test func anUnsignedBusEventIsDroppedWhenTheBusHasASecret() async throws {
-        let cluster = try await cluster(configure: { $0.busSecret = "a-bus-secret-of-at-least-32-bytes!!" })
+        let cluster = try await cluster(configure: { $0.cluster.busSecret = "a-bus-secret-of-at-least-32-bytes!!" })
         let alice = try await cluster.nodes[0].connect("alice")
         let bob = try await cluster.nodes[1].connect("bob")
         let channelID = try await group(by: alice, with: ["bob"])
@@ -108,8 +108,8 @@ struct ClusterRedisTrustTests {
     /// believed: the node's own bucket decides and the answer is counted as malformed.
     @Test func aForgedRateKeyDoesNotDecideTheRate() async throws {
         let cluster = try await cluster(nodes: 1, configure: { chat in
-            chat.service.userMessagesPerSecond = 5
-            chat.service.userMessageBurst = 5
+            chat.limits.userMessagesPerSecond = 5
+            chat.limits.userMessageBurst = 5
         })
         let alice = try await cluster.nodes[0].connect("alice")
         let channelID = try await group(by: alice, with: [])
@@ -129,7 +129,7 @@ struct ClusterRedisTrustTests {
     /// acknowledged message is lost.
     @Test func aPausedRedisFailsFastTurnsReadyz503AndResumesWithResync() async throws {
         let timeoutMs = 1_000
-        let cluster = try await cluster(configure: { $0.redisCommandTimeoutMs = timeoutMs })
+        let cluster = try await cluster(configure: { $0.cluster.commandTimeoutMs = timeoutMs })
         let alice = try await cluster.nodes[0].connect("alice")
         let bob = try await cluster.nodes[1].connect("bob")
         let channelID = try await group(by: alice, with: ["bob"])
@@ -197,7 +197,7 @@ struct ClusterRedisTrustTests {
                                                     "--tls-ca-cert-file", authority.certificate, "--tls-auth-clients", "no",
                                                     "--requirepass", password], tlsOnly: true)
         let cluster = try await cluster(redis: redis, redisURL: { "rediss://:\(password)@127.0.0.1:\($0)/5" },
-                                        configure: { $0.redisCAFile = authority.certificate })
+                                        configure: { $0.cluster.redisCAFile = authority.certificate })
         let alice = try await cluster.nodes[0].connect("alice")
         let bob = try await cluster.nodes[1].connect("bob")
         let channelID = try await group(by: alice, with: ["bob"])

@@ -8,7 +8,7 @@ import Testing
 @Suite(.enabled(if: PostgresTestDatabase.isAvailable && RedisTestServer.isAvailable,
                 "needs CHAT_TEST_POSTGRES_URL and redis-server"), .serialized)
 struct ClusterTests {
-    private func cluster(nodes count: Int = 3, configure: @escaping (inout ChatSettings) -> Void = { _ in })
+    private func cluster(nodes count: Int = 3, configure: @escaping (inout GatewayConfiguration) -> Void = { _ in })
         async throws -> TestCluster
     {
         try await TestCluster.start(nodes: count, configure: configure)
@@ -153,8 +153,8 @@ struct ClusterTests {
     /// until the shared bucket has a token again (one interval, 200 ms, on the stopped clocks).
     @Test func theMessageRateCountsEveryNode() async throws {
         let cluster = try await cluster { chat in
-            chat.service.userMessagesPerSecond = 5
-            chat.service.userMessageBurst = 5
+            chat.limits.userMessagesPerSecond = 5
+            chat.limits.userMessageBurst = 5
         }
         let devices = [try await cluster.nodes[0].connect("alice", query: "&device=a"),
                        try await cluster.nodes[1].connect("alice", query: "&device=b"),
@@ -216,7 +216,7 @@ struct ClusterTests {
     /// a listener on any node gets the same first 5 of 12 sent through three nodes at once,
     /// and history holds all 12. (Counting only its own senders, a node would pass up to 12.)
     @Test func theOpenChannelThrottleCountsEveryNode() async throws {
-        let cluster = try await cluster { chat in chat.service.openChannelMessagesPerSecond = 5 }
+        let cluster = try await cluster { chat in chat.limits.openChannelMessagesPerSecond = 5 }
         var listeners: [RawChatClient] = []
         for n in 0..<3 { listeners.append(try await cluster.nodes[n].connect("listener\(n)")) }
         let open = try #require(try listeners[0].ok("channel.create", ["channelType": "open", "name": "lobby"])["id"] as? String)
@@ -379,7 +379,7 @@ struct ClusterTests {
     @Test func oneNodePushesEachOfflineMemberOnce() async throws {
         let folder = TestGateway.temporaryDirectory()
         let cluster = try await cluster { chat in
-            chat.push = .file(folder + "/push-\(chat.nodeID).jsonl")
+            chat.push = GatewayConfiguration.Push(sink: .file, file: folder + "/push-\(chat.cluster.nodeID ?? "").jsonl")
         }
         let alice = try await cluster.nodes[0].connect("alice")
         let bob = try await cluster.nodes[1].connect("bob")

@@ -2,6 +2,7 @@ import Foundation
 import ServiceTestSupport
 import Logging
 import Testing
+import ChatCore
 
 import EventLoop
 @testable import Gateway
@@ -115,7 +116,6 @@ import EventLoop
         ])
         #expect(configuration.storage.backend == .postgres)
         #expect(configuration.storage.postgresURL == "postgres://chat:pw@127.0.0.1:5432/chat")
-        #expect(ChatSettings(configuration).postgresURL == "postgres://chat:pw@127.0.0.1:5432/chat")
         #expect(try GatewayConfiguration.load(filePath: nil, environment: [:]).storage.backend == .sqlite)
     }
 
@@ -267,9 +267,9 @@ import EventLoop
         ])
         #expect(configuration.limits.userMessagesPerSecond == 0)
         #expect(configuration.limits.openChannelMessagesPerSecond == 0)
-        let settings = ChatSettings(configuration)
-        #expect(settings.service.userMessagesPerSecond == 0)
-        #expect(settings.service.openChannelMessagesPerSecond == 0)
+        let settings = ChatEngine.Settings(configuration)
+        #expect(settings.userMessagesPerSecond == 0)
+        #expect(settings.openChannelMessagesPerSecond == 0)
     }
 
     @Test func ephemeralPortZeroIsAllowed() throws {

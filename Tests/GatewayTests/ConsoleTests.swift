@@ -128,7 +128,7 @@ struct ConsoleTests {
 
     @Test("not the dev secret: the dev sign-in does not exist (404), the page still does")
     func devSignInNeedsDevSecret() async throws {
-        let gateway = try await TestGateway.chat { _, chat in chat.jwtSecret = "a-real-secret-0123456789abcdefghijklmnop" }
+        let gateway = try await TestGateway.chat { _, chat in chat.auth.jwtSecret = "a-real-secret-0123456789abcdefghijklmnop" }
         #expect(try await gateway.http("GET", WebConsole.devSignInPath).status == 404)
         let post = try await gateway.http("POST", WebConsole.devSignInPath, body: ["userId": "alice"])
         #expect(post.status == 404)

@@ -8,7 +8,7 @@ struct EndpointAccessTests {
     @Test("the admin key must match exactly: a prefix, an extension, another case or an empty bearer is refused")
     func adminKeyExact() async throws {
         let gateway = try await TestGateway.chat()
-        let key = gateway.chat.adminAPIKey
+        let key = gateway.chat.admin.apiKey
         for wrong in [String(key.dropLast()), key + "x", key.uppercased(), "", " " + key, String(key.prefix(1))] {
             let reply = try await gateway.admin("POST", "/v1/admin/users", body: ["id": "eve"], key: wrong)
             #expect(reply.status == 401, "key \(wrong.count) bytes")
@@ -39,7 +39,7 @@ struct EndpointAccessTests {
         let metricsKey = "metrics-key-0123456789abcdef"
         let gateway = try await TestGateway.chat { settings, chat in
             settings.host = "0.0.0.0"
-            chat.metricsAPIKey = metricsKey
+            chat.metrics.apiKey = metricsKey
         }
         let anonymous = try await gateway.http("GET", "/metrics")
         #expect(anonymous.status == 401)
@@ -48,7 +48,7 @@ struct EndpointAccessTests {
         let withMetricsKey = try await gateway.http("GET", "/metrics", headers: ["Authorization: Bearer \(metricsKey)"])
         #expect(withMetricsKey.status == 200)
         #expect(withMetricsKey.body.contains("chat_"))
-        #expect(try await gateway.http("GET", "/metrics", headers: ["Authorization: Bearer \(gateway.chat.adminAPIKey)"]).status == 200)
+        #expect(try await gateway.http("GET", "/metrics", headers: ["Authorization: Bearer \(gateway.chat.admin.apiKey)"]).status == 200)
         // The metrics key opens nothing else.
         #expect(try await gateway.admin("POST", "/v1/admin/users", body: ["id": "eve"], key: metricsKey).status == 401)
         #expect(try await gateway.http("GET", "/healthz").status == 200)

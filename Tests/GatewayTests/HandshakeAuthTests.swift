@@ -98,7 +98,7 @@ struct HandshakeAuthTests {
     @Test("an Origin outside allowedOrigins: 403; a listed one or none passes")
     func originAllowList() async throws {
         let gateway = try await TestGateway.chat { _, chat in
-            chat.service.allowedOrigins = ["https://app.example.com"]
+            chat.server.allowedOrigins = ["https://app.example.com"]
         }
         let token = try await gateway.token(for: "alice")
         expectRejection(try await gateway.upgrade(path: "/v1/ws?token=\(token)", headers: ["Origin: https://evil.example.com"]).response,

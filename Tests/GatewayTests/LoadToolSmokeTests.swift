@@ -28,7 +28,7 @@ struct LoadToolSmokeTests {
     func room(tls: Bool) async throws {
         let gateway = try await TestGateway.chat(tls: tls)
         let url = "\(tls ? "wss" : "ws")://127.0.0.1:\(gateway.port)"
-        let key = gateway.chat.adminAPIKey
+        let key = gateway.chat.admin.apiKey
         let (status, report) = try await offThePool {
             try Self.run(["room", "--url", url, "--admin-key", key, "--members", "30", "--rate", "20",
                           "--warmup", "0.5", "--duration", "1.5", "--user-prefix", "smoke\(tls ? "t" : "p")"])
@@ -45,7 +45,7 @@ struct LoadToolSmokeTests {
     func idle() async throws {
         let gateway = try await TestGateway.chat(tls: true)
         let url = "wss://127.0.0.1:\(gateway.port)"
-        let key = gateway.chat.adminAPIKey
+        let key = gateway.chat.admin.apiKey
         let (status, report) = try await offThePool {
             try Self.run(["idle", "--url", url, "--admin-key", key, "--connections", "200", "--hold", "0.5",
                           "--pid", String(getpid()), "--admin-concurrency", "4"])

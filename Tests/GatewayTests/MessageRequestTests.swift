@@ -6,7 +6,7 @@ import Testing
 @Suite("Message requests")
 struct MessageRequestTests {
     /// A gateway with alice and bob connected and a group channel of the two.
-    private func pair(tls: Bool = false, configure: (inout TransportSettings, inout ChatSettings) -> Void = { _, _ in })
+    private func pair(tls: Bool = false, configure: (inout TransportSettings, inout GatewayConfiguration) -> Void = { _, _ in })
         async throws -> (TestGateway, RawChatClient, RawChatClient, String)
     {
         let gateway = try await TestGateway.chat(tls: tls, configure: configure)
@@ -70,7 +70,7 @@ struct MessageRequestTests {
 
     @Test("text longer than maxTextLength: ERR_MESSAGE_TOO_LONG, not stored")
     func tooLong() async throws {
-        let (gateway, alice, bob, id) = try await pair { _, chat in chat.service.maxTextLength = 10 }
+        let (gateway, alice, bob, id) = try await pair { _, chat in chat.limits.maxTextLength = 10 }
         defer { withExtendedLifetime(gateway) {} }
         #expect(try alice.send(id, "0123456789")["seq"] as? Int == 1)
         #expect(try alice.send(id, "éééééééééé")["seq"] as? Int == 2)  // 10 characters, 20 bytes

@@ -39,8 +39,8 @@ struct OperationsTests {
     @Test("/metrics parses as Prometheus text and its counters move with traffic")
     func metricsMove() async throws {
         let gateway = try await TestGateway.chat { _, chat in
-            chat.service.userMessagesPerSecond = 5
-            chat.service.userMessageBurst = 5
+            chat.limits.userMessagesPerSecond = 5
+            chat.limits.userMessageBurst = 5
         }
         let before = try await Self.scrape(gateway)
         #expect(before["chat_connections{transport=\"ws\"}"] == 0)
@@ -136,8 +136,8 @@ struct OperationsTests {
         // Gateway one: handshakes, blocks, the rate limit, a store error and the drain.
         let dataDirectory = TestGateway.temporaryDirectory()
         let gateway = try await TestGateway.chat(dataDirectory: dataDirectory, logger: capture.logger()) { _, chat in
-            chat.service.userMessagesPerSecond = 5
-            chat.service.userMessageBurst = 5
+            chat.limits.userMessagesPerSecond = 5
+            chat.limits.userMessageBurst = 5
         }
         let aliceToken = try await gateway.token(for: "alice")
         let alice = try await gateway.connect(token: aliceToken)
@@ -192,7 +192,7 @@ struct OperationsTests {
         }
         let close = lines.map(parseJSONObject).first { $0["event"] as? String == "connection.close" && $0["user"] as? String == "bob" }
         #expect(close?["conn"] != nil && close?["code"] != nil, "connection.close carries conn and code")
-        let forbidden = [aliceToken, expired, secretText, gateway.chat.jwtSecret, gateway.chat.adminAPIKey]
+        let forbidden = [aliceToken, expired, secretText, gateway.chat.auth.jwtSecret, gateway.chat.admin.apiKey]
         for needle in forbidden {
             #expect(!lines.contains { $0.contains(needle) }, "a log line contains \(needle.prefix(12))…")
         }

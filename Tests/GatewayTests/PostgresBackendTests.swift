@@ -9,7 +9,7 @@ import Testing
 @Suite(.enabled(if: PostgresTestDatabase.isAvailable, "CHAT_TEST_POSTGRES_URL is not set"), .serialized)
 struct PostgresBackendTests {
     private func gateway(on database: PostgresTestDatabase) async throws -> TestGateway {
-        try await TestGateway.chat { _, chat in chat.postgresURL = database.url }
+        try await TestGateway.chat { _, chat in chat.storage.backend = .postgres; chat.storage.postgresURL = database.url }
     }
 
     @Test func messagesBlocksAndChannelsSurviveARestart() async throws {

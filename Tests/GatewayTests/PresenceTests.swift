@@ -88,7 +88,7 @@ struct PresenceTests {
 
     @Test(arguments: [DeliveryPolicy.Mode.standard, .strict])
     func inStrictModeABlockedPairSeesEachOtherOffline(mode: DeliveryPolicy.Mode) async throws {
-        let gateway = try await TestGateway.chat { _, chat in chat.service.blockingMode = mode }
+        let gateway = try await TestGateway.chat { _, chat in chat.blocking.mode = mode }
         let alice = try await gateway.connect("alice")
         let bob = try await gateway.connect("bob")
         let carol = try await gateway.connect("carol")

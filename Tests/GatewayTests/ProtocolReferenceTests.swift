@@ -37,7 +37,7 @@ struct ProtocolReferenceTests {
 
     @Test("every request type RequestDecoder answers has a ### `type` heading in the Requests section")
     func requestTypesHaveHeadings() throws {
-        let decoder = try Self.read("Sources/ChatCore/RequestDecoder.swift")
+        let decoder = try Self.read("Sources/ChatCore/Wire/RequestDecoder.swift")
         let decoded = try Self.captures(#"case\s+"([^"\n]+)"\s*:"#, in: decoder)
         #expect(decoded.count >= 20, "found only \(decoded.count) `case \"…\":` request types in RequestDecoder.swift: \(decoded)")
         let documented = try Self.headings(inSection: "Requests")
@@ -98,7 +98,7 @@ struct ProtocolReferenceTests {
             try codes.formUnion(Self.captures(#"(?<![A-Za-z0-9_])(ERR_[A-Z][A-Z_]*)(?![A-Za-z0-9])"#, in: text))
         }
         #expect(codes.count >= 15, "found only \(codes.count) ERR_ codes in Sources/: \(codes.sorted())")
-        let chatError = try Self.read("Sources/ChatCore/ChatError.swift")
+        let chatError = try Self.read("Sources/ChatCore/Domain/ChatError.swift")
         let enumCodes = try Self.captures(#"case\s+\w+\s*=\s*"(ERR_[A-Z_]+)""#, in: chatError)
         #expect(enumCodes.count >= 10, "ErrorCode in ChatError.swift no longer spells its codes as raw values: \(enumCodes)")
 

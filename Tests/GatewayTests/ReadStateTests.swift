@@ -66,7 +66,7 @@ struct ReadStateTests {
 
     @Test(arguments: [DeliveryPolicy.Mode.standard, .strict])
     func hiddenMessagesNeverCountAlsoAfterUnblocking(mode: DeliveryPolicy.Mode) async throws {
-        let gateway = try await TestGateway.chat { _, chat in chat.service.blockingMode = mode }
+        let gateway = try await TestGateway.chat { _, chat in chat.blocking.mode = mode }
         try await gateway.createUsers(["bob", "carol"])
         let alice = try await gateway.connect("alice")
         let bob = try await gateway.connect("bob")
@@ -98,7 +98,7 @@ struct ReadStateTests {
 
     @Test(arguments: [DeliveryPolicy.Mode.standard, .strict])
     func theBlockersReadMarksNeverReachTheBlockedUser(mode: DeliveryPolicy.Mode) async throws {
-        let gateway = try await TestGateway.chat { _, chat in chat.service.blockingMode = mode }
+        let gateway = try await TestGateway.chat { _, chat in chat.blocking.mode = mode }
         try await gateway.createUsers(["bob", "carol"])
         let alice = try await gateway.connect("alice")
         let aliceOther = try await gateway.connect("alice", query: "&device=other")

@@ -25,7 +25,7 @@ struct ResourceBoundsTests {
     func fastReaderIsKept(tls: Bool) async throws {
         let gateway = try await TestGateway.chat(tls: tls) { transport, chat in
             transport.outputBound = OutputBound(maxUnsentBytes: 262_144, windowTicks: 3)
-            chat.service.maxTextLength = 60_000
+            chat.limits.maxTextLength = 60_000
         }
         let alice = try await gateway.connect("alice")
         let bob = try await gateway.connect("bob")
@@ -84,7 +84,7 @@ struct ResourceBoundsTests {
 
     @Test("history pages stop at 512 KiB of messages with a next cursor; paging by next gives every message once, in order")
     func historyPagesAreCappedByBytes() async throws {
-        let gateway = try await TestGateway.chat { _, chat in chat.service.maxTextLength = 10_000 }
+        let gateway = try await TestGateway.chat { _, chat in chat.limits.maxTextLength = 10_000 }
         let alice = try await gateway.connect("alice")
         let channel = try alice.createGroup([])
         let text = String(repeating: "b", count: 8000)
@@ -209,8 +209,8 @@ struct ResourceBoundsTests {
     @Test("per-connection request budget: past the burst every request type is answered ERR_RATE_LIMITED with retryAfterMs, each exactly once")
     func requestBudget() async throws {
         let gateway = try await TestGateway.chat { _, chat in
-            chat.service.connectionRequestsPerSecond = 10
-            chat.service.connectionRequestBurst = 20
+            chat.limits.connectionRequestsPerSecond = 10
+            chat.limits.connectionRequestBurst = 20
         }
         let alice = try await gateway.connect("alice")
         let types = ["me", "user.list", "channel.list", "user.blocked.list"]
@@ -230,7 +230,7 @@ struct ResourceBoundsTests {
 
     @Test("at most maxRequestsInFlight requests per connection reach the core; the rest are refused at once, not queued")
     func requestsInFlight() async throws {
-        let gateway = try await TestGateway.chat { _, chat in chat.service.maxRequestsInFlight = 4 }
+        let gateway = try await TestGateway.chat { _, chat in chat.limits.maxRequestsInFlight = 4 }
         let alice = try await gateway.connect("alice")
         let channel = try alice.createGroup([])
         // Fifty requests in one write arrive in one read: none is answered before all are admitted or refused.
@@ -250,7 +250,7 @@ struct ResourceBoundsTests {
 
     @Test("an upgrade whose pipelined bytes overflow while its token is checked releases its session (no leaked connection slot)")
     func overflowWhileDecidingReleasesTheSession() async throws {
-        let gateway = try await TestGateway.chat { _, chat in chat.service.maxConnectionsPerUser = 1 }
+        let gateway = try await TestGateway.chat { _, chat in chat.limits.maxConnectionsPerUser = 1 }
         let chat = try #require(gateway.server.router.chat)
         let token = try await gateway.token(for: "alice")
         let client = try TestClient(port: gateway.port, timeoutSeconds: 20)

@@ -9,8 +9,8 @@ import Testing
 struct SendOrderTests {
     private func pair(rate: Int = 0) async throws -> (TestGateway, RawChatClient, RawChatClient, String) {
         let gateway = try await TestGateway.chat { _, chat in
-            chat.service.userMessagesPerSecond = rate
-            chat.service.userMessageBurst = 5
+            chat.limits.userMessagesPerSecond = rate
+            chat.limits.userMessageBurst = 5
         }
         let alice = try await gateway.connect("alice")
         let bob = try await gateway.connect("bob")

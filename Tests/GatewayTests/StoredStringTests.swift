@@ -18,7 +18,7 @@ struct StoredStringTests {
             guard PostgresTestDatabase.isAvailable else { return }
             let database = try await PostgresTestDatabase.make()
             do {
-                try await body(try await TestGateway.chat { _, chat in chat.postgresURL = database.url })
+                try await body(try await TestGateway.chat { _, chat in chat.storage.backend = .postgres; chat.storage.postgresURL = database.url })
             } catch {
                 await database.drop()
                 throw error
@@ -68,7 +68,7 @@ struct StoredStringTests {
             #expect(created.status == 400 && created.body.contains("ERR_BAD_REQUEST"), "\(created.status) \(created.body)")
             let token = TokenHardeningTests.sign(header: #"{"alg":"HS256","typ":"JWT"}"#,
                                                  payload: #"{"sub":"dave","exp":9999999999,"name":"a\u0000b"}"#,
-                                                 secret: gateway.chat.jwtSecret)
+                                                 secret: gateway.chat.auth.jwtSecret)
             #expect(try await gateway.upgrade(path: "/v1/ws?token=\(token)").response.status == 401)
             #expect(try alice.send(channel, "still fine")["seq"] as? Int == 21)
         }

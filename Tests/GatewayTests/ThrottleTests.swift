@@ -11,9 +11,9 @@ struct ThrottleTests {
     /// The protocol's defaults: 5 messages a second (burst 5) per user, 5 live a second per open channel.
     private func gateway(tls: Bool = false) async throws -> TestGateway {
         try await TestGateway.chat(tls: tls) { _, chat in
-            chat.service.userMessagesPerSecond = 5
-            chat.service.userMessageBurst = 5
-            chat.service.openChannelMessagesPerSecond = 5
+            chat.limits.userMessagesPerSecond = 5
+            chat.limits.userMessageBurst = 5
+            chat.limits.openChannelMessagesPerSecond = 5
         }
     }
 

@@ -3,6 +3,7 @@ import COpenSSL
 import Foundation
 import Testing
 @testable import Gateway
+import Base64Coding
 
 /// Tokens an attacker or a careless backend could send: a correctly signed JWT with an
 /// `exp` out of range, a header naming another algorithm, an admin `ttlSeconds` that
@@ -11,13 +12,13 @@ import Testing
 struct TokenHardeningTests {
     /// An HS256 signature over `header.payload` with `secret`, whatever the header says.
     static func sign(header: String, payload: String, secret: String) -> String {
-        let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(payload.utf8))
+        let signingInput = Base64.encodeURL(Array(header.utf8)) + "." + Base64.encodeURL(Array(payload.utf8))
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let key = Array(secret.utf8)
         let input = Array(signingInput.utf8)
         _ = HMAC(EVP_sha256(), key, Int32(key.count), input, input.count, &digest, &length)
-        return signingInput + "." + Base64URL.encode(Array(digest[..<Int(length)]))
+        return signingInput + "." + Base64.encodeURL(Array(digest[..<Int(length)]))
     }
 
     private func expectRefused(_ gateway: TestGateway, _ token: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
@@ -36,13 +37,13 @@ struct TokenHardeningTests {
         let gateway = try await TestGateway.chat()
         for exp in ["100000000000000000", "1e17", "10000000000000000000", "1e300", "253402300800"] {
             let token = Self.sign(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":\#(exp)}"#,
-                                  secret: gateway.chat.jwtSecret)
+                                  secret: gateway.chat.auth.jwtSecret)
             try await expectRefused(gateway, token)
         }
         try await expectServing(gateway)
         // The last second of year 9999 is still a time.
         let latest = Self.sign(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"alice","exp":253402300799}"#,
-                               secret: gateway.chat.jwtSecret)
+                               secret: gateway.chat.auth.jwtSecret)
         #expect(try await gateway.upgrade(path: "/v1/ws?token=\(latest)").response.status == 101)
     }
 
@@ -64,14 +65,14 @@ struct TokenHardeningTests {
             for payload in [#"{"sub":"alice","exp":\#(time)}"#,
                             #"{"sub":"alice","exp":\#(valid),"iat":\#(time)}"#,
                             #"{"sub":"alice","exp":\#(valid),"nbf":\#(time)}"#] {
-                try await expectRefused(gateway, Self.sign(header: header, payload: payload, secret: gateway.chat.jwtSecret))
+                try await expectRefused(gateway, Self.sign(header: header, payload: payload, secret: gateway.chat.auth.jwtSecret))
             }
         }
         try await expectServing(gateway)
         // In range, integer or fractional, the same claims pass.
         let now = Int(Date().timeIntervalSince1970)
         let inRange = #"{"sub":"alice","exp":\#(valid).25,"iat":\#(now - 10).5,"nbf":\#(now - 10)}"#
-        #expect(try await gateway.upgrade(path: "/v1/ws?token=\(Self.sign(header: header, payload: inRange, secret: gateway.chat.jwtSecret))")
+        #expect(try await gateway.upgrade(path: "/v1/ws?token=\(Self.sign(header: header, payload: inRange, secret: gateway.chat.auth.jwtSecret))")
             .response.status == 101)
     }
 
@@ -81,9 +82,9 @@ struct TokenHardeningTests {
         let header = #"{"alg":"HS256","typ":"JWT"}"#
         let now = Int(Date().timeIntervalSince1970)
         let early = #"{"sub":"alice","exp":\#(now + 3600),"nbf":\#(now + 600)}"#
-        try await expectRefused(gateway, Self.sign(header: header, payload: early, secret: gateway.chat.jwtSecret))
+        try await expectRefused(gateway, Self.sign(header: header, payload: early, secret: gateway.chat.auth.jwtSecret))
         let skewed = #"{"sub":"alice","exp":\#(now + 3600),"nbf":\#(now + 5)}"#
-        #expect(try await gateway.upgrade(path: "/v1/ws?token=\(Self.sign(header: header, payload: skewed, secret: gateway.chat.jwtSecret))")
+        #expect(try await gateway.upgrade(path: "/v1/ws?token=\(Self.sign(header: header, payload: skewed, secret: gateway.chat.auth.jwtSecret))")
             .response.status == 101)
     }
 
@@ -95,9 +96,9 @@ struct TokenHardeningTests {
         for header in [#"{"alg":"none"}"#, #"{"alg":"RS256"}"#, #"{"alg":"ES256"}"#, #"{"alg":"hs256"}"#,
                        #"{"typ":"JWT"}"#, #"{"alg":null}"#, #"{"alg":["HS256"]}"#,
                        #"{"alg":"HS256","crit":["exp"]}"#, "[]", "not json"] {
-            try await expectRefused(gateway, Self.sign(header: header, payload: payload, secret: gateway.chat.jwtSecret))
+            try await expectRefused(gateway, Self.sign(header: header, payload: payload, secret: gateway.chat.auth.jwtSecret))
         }
-        let genuine = Self.sign(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: payload, secret: gateway.chat.jwtSecret)
+        let genuine = Self.sign(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: payload, secret: gateway.chat.auth.jwtSecret)
         #expect(try await gateway.upgrade(path: "/v1/ws?token=\(genuine)").response.status == 101)
     }
 

@@ -53,7 +53,7 @@ struct TypingTests {
 
     @Test(arguments: [DeliveryPolicy.Mode.standard, .strict])
     func aBlockedUsersTypingNeverReachesTheBlocker(mode: DeliveryPolicy.Mode) async throws {
-        let gateway = try await TestGateway.chat { _, chat in chat.service.blockingMode = mode }
+        let gateway = try await TestGateway.chat { _, chat in chat.blocking.mode = mode }
         try await gateway.createUsers(["bob", "carol"])
         let alice = try await gateway.connect("alice")
         let aliceHiding = try await gateway.connect("alice", query: "&device=hiding&hideBlocked=1")

@@ -1,3 +1,4 @@
+import Base64Coding
 /// What a client token (PROTOCOL.md §1) says, checked from its header and claims alone:
 /// the signature is checked apart, before (the gateway uses jwt-kit for it, and only for it),
 /// so everything the token's sender controls is read here, by one parser, with every
@@ -27,7 +28,7 @@ public struct TokenClaims: Sendable, Equatable {
         guard parts.count == 3, let header = String(parts[0]), hasExpectedHeader(encoded: header) else {
             return .failure(ChatError(.notLoggedIn, "token header must say alg HS256"))
         }
-        guard let payload = String(parts[1]).flatMap(Base64URL.decode) else {
+        guard let payload = String(parts[1]).flatMap(Base64.decodeURL) else {
             return .failure(ChatError(.notLoggedIn, "invalid token"))
         }
         return check(payload: payload, now: now)
@@ -106,7 +107,7 @@ public struct TokenClaims: Sendable, Equatable {
     }
 
     private static func hasExpectedHeader(encoded: String) -> Bool {
-        guard let bytes = Base64URL.decode(encoded),
+        guard let bytes = Base64.decodeURL(encoded),
               case .object(let header)? = try? JSONParser.parse(bytes, maxDepth: 4) else { return false }
         return header["alg"] == .string("HS256") && header["crit"] == nil
     }

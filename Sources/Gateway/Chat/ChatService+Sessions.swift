@@ -27,7 +27,7 @@ extension ChatService {
     /// core queue (the caller hops back to its loop); without one, `?auth=message` is answered at
     /// once (the token follows the upgrade), anything else is 401.
     func openSession(_ request: HTTPRequest, loop: EventLoop, completion: @escaping @Sendable (SessionVerdict) -> Void) {
-        if !settings.allowedOrigins.isEmpty, let origin = request.header("Origin"), !settings.allowedOrigins.contains(origin) {
+        if !allowedOrigins.isEmpty, let origin = request.header("Origin"), !allowedOrigins.contains(origin) {
             completion(Self.reject(403, ChatError(.forbidden, "origin \(origin) is not allowed")))
             return
         }
@@ -81,7 +81,7 @@ extension ChatService {
                             }
                         } refused: { [self] in
                             completion(.failure(SessionRefusal(.tooManyConnections, ChatError(.forbidden,
-                                "user already holds \(settings.maxConnectionsPerUser) live connections across the cluster"))))
+                                "user already holds \(limits.maxConnectionsPerUser) live connections across the cluster"))))
                         }
                     }
                 }
@@ -113,7 +113,7 @@ extension ChatService {
                                   admitted: @escaping @Sendable (String?) -> Void, refused: @escaping @Sendable () -> Void) {
         lastConnectionEntry &+= 1
         let entry = bus.nodeID + ":" + String(lastConnectionEntry)
-        bus.admitConnection(user: identity.userID, entry: entry, cap: settings.maxConnectionsPerUser, now: clock.now()) {
+        bus.admitConnection(user: identity.userID, entry: entry, cap: limits.maxConnectionsPerUser, now: clock.now()) {
             [self] decision in
             inbox.async {
                 switch decision {

@@ -9,26 +9,6 @@ import Storage
 /// out: writes through the store (group commit), replies and events through the hub
 /// shards of the event loops, the bus in cluster mode.
 final class ChatService: @unchecked Sendable {
-    struct Settings: Sendable {
-        var blockingMode = DeliveryPolicy.Mode.standard
-        var revealBlockedBy = false
-        var excludeFromInvitations = false
-        var maxTextLength = 5000
-        var maxConnectionsPerUser = 30
-        /// Each connection's `RequestBudget`.
-        var connectionRequestsPerSecond = 50
-        var connectionRequestBurst = 100
-        var maxRequestsInFlight = 64
-        /// Per user across its connections; 0 turns the limit off.
-        var userMessagesPerSecond = 5
-        var userMessageBurst = 5
-        /// Live deliveries per open channel; 0 turns the throttle off.
-        var openChannelMessagesPerSecond = 5
-        var allowedOrigins: [String] = []
-        /// Cluster mode: the per-user rate is counted in Redis, across nodes.
-        var sharedUserRate = false
-    }
-
     let queue = DispatchQueue(label: "chat-gateway.core")
     /// Requests, commits and lookups reach the core through this, in bursts.
     let inbox: BatchingQueue
@@ -36,7 +16,10 @@ final class ChatService: @unchecked Sendable {
     let store: any Store
     let push: any PushSink
     let tokens: TokenAuthority
-    let settings: Settings
+    /// The per-connection request budget and the per-user connection cap (§6).
+    let limits: GatewayConfiguration.Limits
+    /// Origins a browser upgrade may come from (empty: any).
+    let allowedOrigins: [String]
     let logger: Logger
     let metrics: GatewayMetrics
 
@@ -66,22 +49,18 @@ final class ChatService: @unchecked Sendable {
     var userRetryScheduled = false
     var userRetryDelaySeconds: Double = 0
 
-    init(store: any Store, push: any PushSink, tokens: TokenAuthority, clock: any ChatCore.Clock, cursorSecret: String,
-         settings: Settings, loops: [EventLoop], logger: Logger, metrics: GatewayMetrics = GatewayMetrics()) throws(StoreError) {
+    init(store: any Store, push: any PushSink, tokens: TokenAuthority, clock: any ChatCore.Clock, configuration: GatewayConfiguration,
+         loops: [EventLoop], logger: Logger, metrics: GatewayMetrics = GatewayMetrics()) throws(StoreError) {
         self.store = store
         self.push = push
         self.tokens = tokens
         self.clock = clock
-        self.settings = settings
+        limits = configuration.limits
+        allowedOrigins = configuration.server.allowedOrigins
         self.logger = logger
         self.metrics = metrics
         inbox = BatchingQueue(queue: queue)
-        engine = ChatEngine(cursors: CursorSealer(secret: cursorSecret), settings: ChatEngine.Settings(
-            blockingMode: settings.blockingMode, revealBlockedBy: settings.revealBlockedBy,
-            excludeFromInvitations: settings.excludeFromInvitations, maxTextLength: settings.maxTextLength,
-            userMessagesPerSecond: settings.userMessagesPerSecond, userMessageBurst: settings.userMessageBurst,
-            openChannelMessagesPerSecond: settings.openChannelMessagesPerSecond, sharedUserRate: settings.sharedUserRate,
-            maxConnectionsPerUser: settings.maxConnectionsPerUser))
+        engine = ChatEngine(cursors: CursorSealer(secret: configuration.auth.jwtSecret), settings: ChatEngine.Settings(configuration))
         shards = loops.sorted { $0.index < $1.index }.map { HubShard(loop: $0, metrics: metrics) }
         nextSlot = Array(repeating: 0, count: shards.count)
         freeSlots = Array(repeating: [], count: shards.count)

@@ -30,9 +30,9 @@ final class ChatSession: WebSocketApplication {
         self.record = record
         self.loop = loop
         self.service = service
-        budget = RequestBudget(ratePerSecond: service.settings.connectionRequestsPerSecond,
-                               burst: service.settings.connectionRequestBurst,
-                               maxInFlight: service.settings.maxRequestsInFlight)
+        budget = RequestBudget(ratePerSecond: service.limits.connectionRequestsPerSecond,
+                               burst: service.limits.connectionRequestBurst,
+                               maxInFlight: service.limits.maxRequestsInFlight)
     }
 
     var userForLogs: String? { userID }

@@ -1,10 +1,9 @@
+import ChatCore
+
 extension GatewayConfiguration {
     /// Blocking semantics (PROTOCOL.md §5).
     public struct Blocking: Sendable, Equatable {
-        public enum Mode: String, Sendable, Equatable, CaseIterable {
-            case standard
-            case strict
-        }
+        public typealias Mode = DeliveryPolicy.Mode
 
         public var mode: Mode
         /// Whether `direction: me|both` and `hasBlockedMe` are answered.

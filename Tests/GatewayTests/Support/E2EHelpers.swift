@@ -75,7 +75,7 @@ extension TestGateway {
 
     /// An admin API call with this gateway's key (or `key`).
     func admin(_ method: String, _ path: String, body: Any? = nil, key: String? = nil) async throws -> HTTPJSON {
-        try await http(method, path, body: body, headers: ["Authorization: Bearer \(key ?? chat.adminAPIKey)"])
+        try await http(method, path, body: body, headers: ["Authorization: Bearer \(key ?? chat.admin.apiKey)"])
     }
 
     /// Creates users through the admin API (no connection needed).

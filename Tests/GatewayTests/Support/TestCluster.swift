@@ -22,15 +22,15 @@ final class TestCluster {
     /// every node's bus is up.
     static func start(nodes count: Int = 2, redis: RedisTestServer? = nil, redisURL: ((Int) -> String)? = nil,
                       logger: Logger = TestGateway.suiteLogger, waitForBus: Bool = true,
-                      configure: @escaping (inout ChatSettings) -> Void = { _ in }) async throws -> TestCluster {
+                      configure: @escaping (inout GatewayConfiguration) -> Void = { _ in }) async throws -> TestCluster {
         let database = try await PostgresTestDatabase.make()
         let redis = try redis ?? RedisTestServer()
         var nodes: [TestGateway] = []
         for n in 1...count {
             nodes.append(try await TestGateway.chat(logger: logger) { _, chat in
-                chat.postgresURL = database.url
-                chat.redisURL = redisURL?(redis.port) ?? "redis://127.0.0.1:\(redis.port)"
-                chat.nodeID = "node-\(n)"
+                chat.storage.backend = .postgres; chat.storage.postgresURL = database.url
+                chat.cluster.redisURL = redisURL?(redis.port) ?? "redis://127.0.0.1:\(redis.port)"
+                chat.cluster.nodeID = "node-\(n)"
                 configure(&chat)
             })
         }

@@ -12,13 +12,13 @@ final class TestGateway {
     /// Set for chat gateways: their data folder, clock and secrets.
     private(set) var dataDirectory: String?
     private(set) var clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
-    private(set) var chat = ChatSettings()
+    private(set) var chat = GatewayConfiguration()
 
     /// A chat gateway (`/v1/ws`, admin API) over a fresh SQLite folder, with a
     /// manual clock starting at the real time.
     static func chat(
         tls: Bool = false, dataDirectory: String? = nil, logger: Logger = TestGateway.suiteLogger,
-        configure: (inout TransportSettings, inout ChatSettings) -> Void = { _, _ in }
+        configure: (inout TransportSettings, inout GatewayConfiguration) -> Void = { _, _ in }
     ) async throws -> TestGateway {
         var settings = TransportSettings()
         settings.port = 0
@@ -28,23 +28,23 @@ final class TestGateway {
             settings.certificateFile = pair.certificate
             settings.privateKeyFile = pair.key
         }
-        var chat = ChatSettings()
-        chat.dataDirectory = dataDirectory ?? TestGateway.temporaryDirectory()
+        var chat = GatewayConfiguration()
+        chat.storage.dataDirectory = dataDirectory ?? TestGateway.temporaryDirectory()
         // Message rates are off unless a test is about them (ThrottleTests turn them on).
-        chat.service.userMessagesPerSecond = 0
-        chat.service.openChannelMessagesPerSecond = 0
+        chat.limits.userMessagesPerSecond = 0
+        chat.limits.openChannelMessagesPerSecond = 0
         // So is the per-connection request budget (RequestBudgetTests turn it on), and the cap on
         // requests in flight is out of reach: a test firing 100 requests on a loaded machine
         // would otherwise see some refused (ResourceBoundsTests.requestsInFlight sets its own).
-        chat.service.connectionRequestsPerSecond = 0
-        chat.service.maxRequestsInFlight = 100_000
+        chat.limits.connectionRequestsPerSecond = 0
+        chat.limits.maxRequestsInFlight = 100_000
         configure(&settings, &chat)
         let clock = ManualClock(Milliseconds(Date().timeIntervalSince1970 * 1000))
-        let server = try await GatewayServer.make(settings: settings, chat: chat, logger: logger, clock: clock)
-        return try TestGateway(server: server, tls: tls, dataDirectory: chat.dataDirectory, clock: clock, chat: chat)
+        let server = try await GatewayServer.make(settings: settings, configuration: chat, logger: logger, clock: clock)
+        return try TestGateway(server: server, tls: tls, dataDirectory: chat.storage.dataDirectory, clock: clock, chat: chat)
     }
 
-    private init(server: GatewayServer, tls: Bool, dataDirectory: String, clock: ManualClock, chat: ChatSettings) throws {
+    private init(server: GatewayServer, tls: Bool, dataDirectory: String, clock: ManualClock, chat: GatewayConfiguration) throws {
         self.server = server
         self.tls = tls
         port = try server.start()
@@ -78,9 +78,9 @@ final class TestGateway {
         if ttlSeconds <= 0 {
             let exp = clock.now() / 1000 + ttlSeconds
             return TokenHardeningTests.sign(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: #"{"sub":"\#(user)","exp":\#(exp)}"#,
-                                            secret: chat.jwtSecret)
+                                            secret: chat.auth.jwtSecret)
         }
-        let authority = await TokenAuthority(secret: chat.jwtSecret, clock: clock)
+        let authority = await TokenAuthority(secret: chat.auth.jwtSecret, clock: clock)
         return try await authority.issue(userID: user, ttlSeconds: ttlSeconds, name: name).token
     }
 
