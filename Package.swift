@@ -59,7 +59,8 @@ let package = Package(
         ),
         .target(name: "WebSocket", dependencies: ["Base64Coding", "CZlib", "COpenSSL"], swiftSettings: hotPath),
         .target(name: "EventLoop", dependencies: ["COpenSSL", "CEpoll"], swiftSettings: hotPath),
-        // The browser files the gateway serves (the web console and the JS SDK it imports),
+        // The browser files the gateway serves (the web console and the JS SDK it imports: the
+        // entry module chat-client.js and the modules of chat-client/ it imports),
         // as SwiftPM resources beside the binary: no build step, no copy in Sources/.
         .target(
             name: "ClientAssets",
@@ -67,7 +68,7 @@ let package = Package(
             // The JS SDK's tests and example run under Node (scripts/test), they are not served.
             exclude: ["js/test", "js/test-support", "js/examples"],
             sources: ["ClientAssets.swift"],
-            resources: [.copy("console"), .copy("js/chat-client.js")],
+            resources: [.copy("console"), .copy("js/chat-client.js"), .copy("js/chat-client")],
             swiftSettings: strict
         ),
         .target(

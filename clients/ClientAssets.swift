@@ -1,7 +1,8 @@
 import Foundation
 
 /// The browser files under `clients/` that the gateway serves: the web console
-/// (`console/`) and the JavaScript SDK it imports (`js/chat-client.js`).
+/// (`console/`) and the JavaScript SDK it imports: the entry module `js/chat-client.js`
+/// and the modules beside it in `js/chat-client/`.
 ///
 /// SwiftPM copies them into a resource bundle, a folder named `bundleName` beside
 /// the built binary (`.build/release/chat-gateway_ClientAssets.resources`). They are
@@ -22,7 +23,7 @@ public enum ClientAssets {
     }
 
     /// Every regular file of the resource folder by its path inside it
-    /// (`console/index.html`, `chat-client.js`); nil when the folder is missing.
+    /// (`console/index.html`, `chat-client.js`, `chat-client/client.js`); nil when the folder is missing.
     public static func load() -> [String: [UInt8]]? {
         guard let root = directory else { return nil }
         guard let enumerator = FileManager.default.enumerator(

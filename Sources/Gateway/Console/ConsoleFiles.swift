@@ -4,8 +4,9 @@ import Foundation
 /// `/console` with its bytes, `Content-Type` and entity tag, read once at start.
 ///
 /// `/console` and `/console/` are the page (`console/index.html`); the page's own
-/// files are `/console/<name>`; `/console/chat-client.js` is the SDK
-/// (`clients/js/chat-client.js`), so the console imports it as `./chat-client.js`.
+/// files are `/console/<name>`; `/console/chat-client.js` is the SDK's entry module
+/// (`clients/js/chat-client.js`), so the console imports it as `./chat-client.js`, and
+/// `/console/chat-client/<name>.js` are the modules it imports (`clients/js/chat-client/`).
 struct ConsoleFiles: Sendable {
     struct File: Sendable {
         let body: [UInt8]
@@ -16,7 +17,8 @@ struct ConsoleFiles: Sendable {
 
     static let pagePath = "/console"
     private static let pageFile = "console/index.html"
-    private static let sdkFile = "chat-client.js"
+    private static let sdkEntry = "chat-client.js"
+    private static let sdkModules = "chat-client/"
 
     private let byPath: [String: File]
 
@@ -30,7 +32,7 @@ struct ConsoleFiles: Sendable {
                 byPath[Self.pagePath + "/"] = file
             } else if name.hasPrefix("console/") {
                 byPath[Self.pagePath + "/" + name.dropFirst("console/".count)] = file
-            } else if name == Self.sdkFile {
+            } else if name == Self.sdkEntry || (name.hasPrefix(Self.sdkModules) && name.hasSuffix(".js")) {
                 byPath[Self.pagePath + "/" + name] = file
             }
         }

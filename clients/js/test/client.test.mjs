@@ -108,7 +108,7 @@ describe("against a live gateway", () => {
     const stream = dave.messages(channel.id, { afterSeq: 0 });
     // Nothing in flight: with permessage-deflate, a request answered while the gateway closes
     // can reach Node's WebSocket behind the close frame, and it reports 1006 instead of 4002.
-    await waitFor("dave's catch-up read answered", () => dave.pending.size === 0, { timeoutMs: 5000 });
+    await waitFor("dave's catch-up read answered", () => dave.requests.size === 0, { timeoutMs: 5000 });
     const closed = new Promise((resolve) => dave.on("state", (change) => change.state === ConnectionState.closed && resolve(change)));
     assert.equal((await gateway.admin("POST", "/v1/admin/users/dave/deactivate")).status, 200);
     const change = await within(5000, "dave's client closes", closed);
