@@ -39,10 +39,43 @@ struct ConsoleTests {
         let sdk = try await gateway.http("GET", "/console/chat-client.js")
         #expect(sdk.status == 200)
         #expect(sdk.headers["content-type"] == "text/javascript; charset=utf-8")
-        #expect(sdk.body.contains("export class ChatClient"))
+        #expect(sdk.body.contains("export { ChatClient } from \"./chat-client/client.js\""))
         for file in [page.body, script.body, sdk.body, try await gateway.http("GET", "/console/console.css").body] {
             #expect(!file.contains("http://") && !file.contains("https://") && !file.contains("//cdn"), "no external asset")
         }
+    }
+
+    @Test("the SDK's entry and every module it imports, directly or not, are served as JavaScript; its tests are not")
+    func sdkModules() async throws {
+        let gateway = try await TestGateway.chat()
+        var served: [String: String] = [:]  // URL path → body
+        var waiting = ["/console/chat-client.js"]
+        while let path = waiting.popLast() {
+            guard served[path] == nil else { continue }
+            let module = try await gateway.http("GET", path)
+            #expect(module.status == 200, "\(path)")
+            #expect(module.headers["content-type"] == "text/javascript; charset=utf-8", "\(path)")
+            #expect(!module.body.contains("http://") && !module.body.contains("https://"), "no external asset in \(path)")
+            served[path] = module.body
+            waiting += Self.relativeImports(in: module.body).map { Self.resolve($0, from: path) }
+        }
+        #expect(served["/console/chat-client/client.js"]?.contains("export class ChatClient") == true)
+        // Every module of clients/js/chat-client/ is reached from the entry, so each one is served.
+        let folder = ProtocolReferenceTests.root.appendingPathComponent("clients/js/chat-client")
+        let onDisk = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".js") }
+        #expect(onDisk.count > 1)
+        #expect(Set(served.keys) == Set(["/console/chat-client.js"] + onDisk.map { "/console/chat-client/" + $0 }))
+        for path in ["/console/test/client.test.mjs", "/console/js/test/client.test.mjs", "/console/chat-client/test/client.test.mjs",
+                     "/console/test-support/live-gateway.mjs", "/console/examples/first-app.mjs"] {
+            #expect(try await gateway.http("GET", path).status == 404, "\(path)")
+        }
+    }
+
+    @Test("from the SDK's folder only its .js modules are served")
+    func sdkFolderServesModulesOnly() {
+        let files = ConsoleFiles(resources: ["console/index.html": [], "chat-client.js": [], "chat-client/client.js": [],
+                                             "chat-client/notes.txt": [], "chat-client.mjs": [], "js/test/client.test.mjs": []])
+        #expect(files.paths == ["/console", "/console/", "/console/chat-client.js", "/console/chat-client/client.js"])
     }
 
     @Test("/console/ is the page too; an unknown file is 404; files answer GET only")
@@ -214,6 +247,29 @@ struct ConsoleTests {
             }
         }
         return Array(Set(paths)).sorted()
+    }
+
+    /// The relative specifiers (`./x.js`, `../x.js`) a module's `import … from` and `export … from` name.
+    static func relativeImports(in module: String) -> [String] {
+        var specifiers: [String] = []
+        var rest = module[...]
+        while let start = rest.range(of: "from \"") {
+            rest = rest[start.upperBound...]
+            guard let end = rest.firstIndex(of: "\"") else { break }
+            let value = String(rest[..<end])
+            if value.hasPrefix("./") || value.hasPrefix("../") { specifiers.append(value) }
+        }
+        return specifiers
+    }
+
+    /// A relative `specifier` resolved against the URL path of the module that names it, as a browser does.
+    static func resolve(_ specifier: String, from path: String) -> String {
+        var parts = path.split(separator: "/").dropLast().map(String.init)
+        for part in specifier.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { _ = parts.popLast() } else { parts.append(String(part)) }
+        }
+        return "/" + parts.joined(separator: "/")
     }
 
     /// One hand-written request (its own `Host`), and the answer.
