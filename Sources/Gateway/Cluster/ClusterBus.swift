@@ -27,17 +27,25 @@ import Synchronization
 /// requests and turns `/readyz` to 503 instead of hanging them; with a `BusSignature`
 /// every payload is signed and checked; every payload is validated before it is applied
 /// (`BusInputRules`), and what fails is dropped and counted.
+///
+/// The other cluster parts use the same connections (`ClusterRedis`): the shared rate
+/// (`rates`) and the typing relay (`typing`) send their commands on the publish connection,
+/// and the bus hands them what arrives on their channels of the subscription.
 final class ClusterBus: @unchecked Sendable {
     static let channel = "chat:bus"
-    static let typingChannel = "chat:typing"
     static let resyncChannel = "chat:resync"
 
-    let nodeID: String
-    let loop: EventLoop
-    private let settings: RedisConnectionSettings
-    private let signature: BusSignature?
-    private let logger: Logger
-    private let metrics: GatewayMetrics
+    /// The per-user message rate every node shares (PROTOCOL.md §6).
+    let rates: SharedRateLimit
+    /// Typing changes to and from the other nodes.
+    let typing: ClusterTyping
+
+    private let redis: ClusterRedis
+    var nodeID: String { redis.nodeID }
+    var loop: EventLoop { redis.loop }
+    private var settings: RedisConnectionSettings { redis.settings }
+    private var logger: Logger { redis.logger }
+    private var metrics: GatewayMetrics { redis.metrics }
     /// Another node's event, in bus order (called on the loop).
     private let received: @Sendable (BusEvent) -> Void
     /// The subscription is back after it was lost (called on the loop).
@@ -47,12 +55,14 @@ final class ClusterBus: @unchecked Sendable {
     /// Every user with a live entry and the entry's expiry (ms), read whenever the presence
     /// subscription (re)starts: changes missed meanwhile are made up from it.
     private let presenceSnapshot: @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void
-    /// Another node's typing change (called on the loop).
-    private let typingReceived: @Sendable (TypingRelay) -> Void
     /// Another node dropped events for these channels: their clients resync (on the loop).
     private let resyncRequested: @Sendable (ResyncScope) -> Void
 
-    private var publisher: RedisConnection?
+    /// The publish connection, which every part shares (`ClusterRedis`); the bus opens it.
+    private var publisher: RedisConnection? {
+        get { redis.publisher }
+        set { redis.publisher = newValue }
+    }
     private var subscriber: RedisConnection?
     private var subscribed = false
     /// Live events may have been missed since the subscription was last up: resync when it is back.
@@ -84,17 +94,15 @@ final class ClusterBus: @unchecked Sendable {
          presenceSnapshot: @escaping @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void = { _ in },
          typingReceived: @escaping @Sendable (TypingRelay) -> Void = { _ in },
          resyncRequested: @escaping @Sendable (ResyncScope) -> Void = { _ in }) {
-        self.typingReceived = typingReceived
+        let redis = ClusterRedis(settings: settings, signature: signature, nodeID: nodeID, loop: loop, logger: logger,
+                                 metrics: metrics)
+        self.redis = redis
+        rates = SharedRateLimit(redis: redis)
+        typing = ClusterTyping(redis: redis, relayed: typingReceived)
         self.presenceChanged = presenceChanged
         self.presenceSnapshot = presenceSnapshot
         self.resyncRequested = resyncRequested
-        self.settings = settings
-        self.signature = signature
         outbox = BusOutbox(capacityBytes: outboxCapacityBytes)
-        self.nodeID = nodeID
-        self.loop = loop
-        self.logger = logger
-        self.metrics = metrics
         self.received = received
         self.resumed = resumed
     }
@@ -125,7 +133,7 @@ final class ClusterBus: @unchecked Sendable {
         loop.execute { [self] in
             lastNumber += 1
             let number = lastNumber
-            let payload = seal(BusEvent(node: nodeID, number: number, write: write, result: result).encoded(),
+            let payload = redis.seal(BusEvent(node: nodeID, number: number, write: write, result: result).encoded(),
                                channel: Self.channel)
             let scope = ResyncScope.of(write)
             guard let publisher, publisher.isConnected, outbox.isEmpty else {
@@ -136,7 +144,7 @@ final class ClusterBus: @unchecked Sendable {
                 ordered()
                 return
             }
-            guard subscribed, !publisher.isWaiting(longerThan: answerWaitNanoseconds) else {
+            guard subscribed, !publisher.isWaiting(longerThan: redis.answerWaitNanoseconds) else {
                 // No echo to wait for (or Redis is already slow to answer, and the write's
                 // answer must not wait on it): published for the others, acted on here at once.
                 noteMissed()
@@ -154,83 +162,6 @@ final class ClusterBus: @unchecked Sendable {
                 noteMissed()
                 waiting()
             }
-        }
-    }
-
-    // MARK: shared limits
-
-    /// GCRA, as `TokenBucketLimiter` keeps it, on Redis: per user only the time (µs) at which
-    /// its bucket is full again. One round trip, atomic across nodes. Returns
-    /// `{1, 0}` (admitted) or `{0, retryAfterMs}`.
-    static let takeRateScript = """
-        local now = tonumber(ARGV[1])
-        local interval = tonumber(ARGV[2])
-        local tolerance = tonumber(ARGV[3])
-        local full = tonumber(redis.call('GET', KEYS[1]) or '0')
-        if full < now then full = now end
-        local ahead = full - now
-        if ahead > tolerance then
-          return {0, math.ceil((ahead - tolerance) / 1000)}
-        end
-        local nextFull = full + interval
-        redis.call('SET', KEYS[1], string.format('%.0f', nextFull), 'PX', math.ceil((nextFull - now) / 1000) + 1)
-        return {1, 0}
-        """
-
-    /// The longest wait a rate refusal can honestly name (a bucket of 1 a second and a
-    /// burst far beyond any configuration); past it the script's answer is not believed.
-    static let maxRetryAfterMs: Int64 = 3_600_000
-
-    /// Takes one token of `user`'s message rate (PROTOCOL.md §6) from the bucket every node
-    /// shares; `decided` gets nil when Redis cannot answer within `answerWaitNanoseconds`
-    /// (this node's own bucket decides then). `now` in wall-clock ms.
-    func takeRate(user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds,
-                  decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected, ratePerSecond > 0 else {
-                decided(nil)
-                return
-            }
-            let answer = RateAnswer(decided)
-            loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: answerWaitNanoseconds))) { answer.give(nil) }
-            let interval = 1_000_000 / Int64(ratePerSecond)
-            let tolerance = Int64(max(0, burst - 1)) * interval
-            publisher.send(["EVAL", Self.takeRateScript, "1", "chat:rate:" + user, "\(now * 1000)", "\(interval)",
-                            "\(tolerance)"]) { [self] reply in
-                guard case .array(let parts) = reply, parts.count == 2,
-                      case .integer(let admitted) = parts[0], case .integer(let retryAfterMs) = parts[1] else {
-                    answer.give(nil)
-                    return
-                }
-                // A rate key someone else wrote (`SET chat:rate:<user> inf`) makes the script
-                // answer nonsense (retry in Int64.min ms): out of range, the node's own bucket
-                // decides instead.
-                guard admitted == 1 || (admitted == 0 && (1...Self.maxRetryAfterMs).contains(retryAfterMs)) else {
-                    rejectMalformed("chat:rate")
-                    answer.give(nil)
-                    return
-                }
-                answer.give(admitted == 1 ? .admitted : .limited(retryAfterMs: retryAfterMs))
-            }
-        }
-    }
-
-    /// How long a request's answer waits on Redis at one step (the shared rate, an event's
-    /// echo): half the command timeout. A send waits at one of them at most (once one went
-    /// unanswered this long, `publish` does not wait for the echo), so with the store's write
-    /// it is answered within the command timeout even when Redis stops; the connection
-    /// itself is judged stuck only at the full timeout.
-    var answerWaitNanoseconds: UInt64 { settings.commandTimeoutNanoseconds / 2 }
-
-    /// The first of the reply and the `answerWaitNanoseconds` deadline decides; the later
-    /// one is ignored. Used on the bus's loop only.
-    private final class RateAnswer: @unchecked Sendable {
-        private var decided: (@Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void)?
-        init(_ decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) { self.decided = decided }
-        func give(_ decision: TokenBucketLimiter<UserNumber>.Decision?) {
-            let decided = self.decided
-            self.decided = nil
-            decided?(decision)
         }
     }
 
@@ -383,7 +314,7 @@ final class ClusterBus: @unchecked Sendable {
             // Those events will never reach the others: their clients read them from history.
             logger.error("bus.outbox_dropped", metadata: ["events": "\(dropped)",
                                                           "channels": "\(scope.everything ? "all" : "\(scope.channels.count)")"])
-            let notice = seal(BusResyncNotice(node: nodeID, scope: scope).encoded(), channel: Self.resyncChannel)
+            let notice = redis.seal(BusResyncNotice(node: nodeID, scope: scope).encoded(), channel: Self.resyncChannel)
             publisher.send([Array("PUBLISH".utf8), Array(Self.resyncChannel.utf8), notice]) { [self] reply in
                 // Not taken: asked again with the next outbox round.
                 if reply.isFailure { outbox.keepDroppedScope(scope, events: dropped) }
@@ -422,27 +353,10 @@ final class ClusterBus: @unchecked Sendable {
 
     // MARK: signing
 
-    /// `payload` as it goes on `channel`: signed when the bus has a secret.
-    private func seal(_ payload: [UInt8], channel: String) -> [UInt8] {
-        signature?.signed(payload, channel: channel) ?? payload
-    }
-
-    /// A payload off `channel` once its signature holds (as is without a secret); nil,
-    /// counted, when it does not.
-    private func unseal(_ message: [UInt8], channel: String) -> [UInt8]? {
-        guard let signature else { return message }
-        guard let payload = signature.verified(message, channel: channel) else {
-            metrics.busPayloadsRejectedSignature.increment()
-            logger.warning("bus.bad_signature", metadata: ["channel": "\(channel)"])
-            return nil
-        }
-        return payload
-    }
-
     /// What a presence script puts before the change it announces (`"<1|0> <ms> <user>"`):
     /// its MAC and a space, or nothing without a secret.
     private func presenceSeal(online: Bool, at time: Milliseconds, user: UserID) -> String {
-        guard let signature else { return "" }
+        guard let signature = redis.signature else { return "" }
         let change = Array("\(online ? 1 : 0) \(time) \(user)".utf8)
         return String(decoding: signature.mac(change, channel: Self.presenceChannel), as: UTF8.self) + " "
     }
@@ -458,7 +372,7 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             subscriberRetry = 0.05
-            subscriber?.subscribe([Self.channel, Self.presenceChannel, Self.typingChannel, Self.resyncChannel]) { [self] reply in
+            subscriber?.subscribe([Self.channel, Self.presenceChannel, ClusterTyping.channel, Self.resyncChannel]) { [self] reply in
                 handleSubscription(reply)
             }
         }, closed: { [self] reason in
@@ -471,30 +385,26 @@ final class ClusterBus: @unchecked Sendable {
     private func handleSubscription(_ reply: RedisReply) {
         switch reply {
         case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.presenceChannel:
-            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.presenceChannel) else { return }
+            guard case .string(let message) = parts[2], let payload = redis.unseal(message, channel: Self.presenceChannel) else { return }
             guard let change = Self.parsePresence(payload) else {
-                rejectMalformed(Self.presenceChannel)
+                redis.rejectMalformed(Self.presenceChannel)
                 return
             }
             presenceChanged(change.user, change.online, change.at)
-        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.typingChannel:
-            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.typingChannel) else { return }
-            guard let relay = TypingRelay.decode(payload) else {
-                rejectMalformed(Self.typingChannel)
-                return
-            }
-            if relay.node != nodeID { typingReceived(relay) }
+        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == ClusterTyping.channel:
+            guard case .string(let message) = parts[2] else { return }
+            typing.received(message)
         case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.resyncChannel:
-            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.resyncChannel) else { return }
+            guard case .string(let message) = parts[2], let payload = redis.unseal(message, channel: Self.resyncChannel) else { return }
             guard let notice = BusResyncNotice.decode(payload) else {
-                rejectMalformed(Self.resyncChannel)
+                redis.rejectMalformed(Self.resyncChannel)
                 return
             }
             if notice.node != nodeID { resyncRequested(notice.scope) }
         case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == Self.presenceChannel:
             readPresenceSnapshot()
         case .array(let parts) where parts.count == 3 && parts[0].text == "message":
-            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.channel) else { return }
+            guard case .string(let message) = parts[2], let payload = redis.unseal(message, channel: Self.channel) else { return }
             metrics.busEventsIn.increment()
             let event: BusEvent
             do {
@@ -541,7 +451,7 @@ final class ClusterBus: @unchecked Sendable {
                    let expiresAt = parts[index + 1].text.flatMap(BusInputRules.milliseconds(fromScoreText:)) {
                     users.append((user, expiresAt))
                 } else {
-                    rejectMalformed(Self.onlineKey)
+                    redis.rejectMalformed(Self.onlineKey)
                 }
                 index += 2
             }
@@ -549,23 +459,18 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
-    private func rejectMalformed(_ source: String) {
-        metrics.busPayloadsRejectedMalformed.increment()
-        logger.warning("bus.bad_payload", metadata: ["source": "\(source)"])
-    }
-
     // MARK: echo deadline
 
-    /// The next echo check. A waiter whose echo is `answerWaitNanoseconds` late is served
-    /// here; the oldest event must have its echo within the whole command timeout, otherwise
-    /// the subscription is stuck and is dropped (every waiter is served at once and their
-    /// channels resync when it is back).
+    /// The next echo check. A waiter whose echo is `ClusterRedis.answerWaitNanoseconds` late
+    /// is served here; the oldest event must have its echo within the whole command timeout,
+    /// otherwise the subscription is stuck and is dropped (every waiter is served at once and
+    /// their channels resync when it is back).
     private func scheduleEchoCheck() {
         guard !echoCheckScheduled else { return }
         skipAnsweredWaiters()
         var due: UInt64?
         if releaseHead < echoOrder.count, let sent = publishedAt[echoOrder[releaseHead]] {
-            due = sent + answerWaitNanoseconds
+            due = sent + redis.answerWaitNanoseconds
         }
         while echoOrderHead < echoOrder.count, publishedAt[echoOrder[echoOrderHead]] == nil {
             echoOrderHead += 1
@@ -592,12 +497,13 @@ final class ClusterBus: @unchecked Sendable {
 
     private func checkEchoDeadline() {
         let now = DispatchTime.now().uptimeNanoseconds
-        // Waiters first: a write is acted on here once its echo is `answerWaitNanoseconds`
-        // late, in publish order, and the clients resync once the bus is whole again.
+        // Waiters first: a write is acted on here once its echo is
+        // `ClusterRedis.answerWaitNanoseconds` late, in publish order, and the clients resync
+        // once the bus is whole again.
         skipAnsweredWaiters()
         while releaseHead < echoOrder.count {
             let number = echoOrder[releaseHead]
-            guard let sent = publishedAt[number], now >= sent + answerWaitNanoseconds else { break }
+            guard let sent = publishedAt[number], now >= sent + redis.answerWaitNanoseconds else { break }
             noteMissed()
             awaitingEcho.removeValue(forKey: number)?()
             skipAnsweredWaiters()
@@ -668,17 +574,6 @@ final class ClusterBus: @unchecked Sendable {
         let held = isPublisher && publisherHeldUntil > now ? publisherHeldUntil - now : 0
         loop.queue.asyncAfter(deadline: .now() + delay + .nanoseconds(Int(held))) { [self] in
             if isPublisher { connectPublisher() } else { connectSubscriber() }
-        }
-    }
-
-    /// Tells the other nodes of a typing change; dropped when Redis cannot take it (typing
-    /// is not worth an outbox: it is stale within seconds).
-    func relayTyping(started: Bool, channel: ChannelID, user: UserID) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else { return }
-            let payload = seal(TypingRelay(node: nodeID, started: started, channelID: channel, userID: user).encoded(),
-                               channel: Self.typingChannel)
-            publisher.send([Array("PUBLISH".utf8), Array(Self.typingChannel.utf8), payload]) { _ in }
         }
     }
 
