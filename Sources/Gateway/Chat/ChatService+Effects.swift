@@ -80,7 +80,7 @@ extension ChatService {
                 // no live connection on any node.
                 if let bus {
                     let push = self.push
-                    bus.offline(Array(Set(events.map(\.userID))), now: clock.now()) { offline in
+                    bus.connections.offline(Array(Set(events.map(\.userID))), now: clock.now()) { offline in
                         push.emit(events.filter { offline.contains($0.userID) })
                     }
                 } else {

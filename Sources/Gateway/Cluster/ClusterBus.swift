@@ -29,14 +29,19 @@ import Synchronization
 /// (`BusInputRules`), and what fails is dropped and counted.
 ///
 /// The other cluster parts use the same connections (`ClusterRedis`): the shared rate
-/// (`rates`) and the typing relay (`typing`) send their commands on the publish connection,
-/// and the bus hands them what arrives on their channels of the subscription.
+/// (`rates`), the cross-node connection entries (`connections`), presence (`presence`) and
+/// the typing relay (`typing`) send their commands on the publish connection, and the bus
+/// hands them what arrives on their channels of the subscription.
 final class ClusterBus: @unchecked Sendable {
     static let channel = "chat:bus"
     static let resyncChannel = "chat:resync"
 
     /// The per-user message rate every node shares (PROTOCOL.md §6).
     let rates: SharedRateLimit
+    /// Every node's live connections per user: the cluster-wide cap, who is offline everywhere.
+    let connections: ClusterConnections
+    /// Who is online on any node, as Redis orders the changes (PROTOCOL.md §14).
+    let presence: ClusterPresence
     /// Typing changes to and from the other nodes.
     let typing: ClusterTyping
 
@@ -50,11 +55,6 @@ final class ClusterBus: @unchecked Sendable {
     private let received: @Sendable (BusEvent) -> Void
     /// The subscription is back after it was lost (called on the loop).
     private let resumed: @Sendable () -> Void
-    /// A user came online or went offline cluster-wide (called on the loop, in Redis's order).
-    private let presenceChanged: @Sendable (_ user: UserID, _ online: Bool, _ at: Milliseconds) -> Void
-    /// Every user with a live entry and the entry's expiry (ms), read whenever the presence
-    /// subscription (re)starts: changes missed meanwhile are made up from it.
-    private let presenceSnapshot: @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void
     /// Another node dropped events for these channels: their clients resync (on the loop).
     private let resyncRequested: @Sendable (ResyncScope) -> Void
 
@@ -97,10 +97,11 @@ final class ClusterBus: @unchecked Sendable {
         let redis = ClusterRedis(settings: settings, signature: signature, nodeID: nodeID, loop: loop, logger: logger,
                                  metrics: metrics)
         self.redis = redis
+        let presence = ClusterPresence(redis: redis, changed: presenceChanged, snapshot: presenceSnapshot)
+        self.presence = presence
         rates = SharedRateLimit(redis: redis)
+        connections = ClusterConnections(redis: redis, presence: presence)
         typing = ClusterTyping(redis: redis, relayed: typingReceived)
-        self.presenceChanged = presenceChanged
-        self.presenceSnapshot = presenceSnapshot
         self.resyncRequested = resyncRequested
         outbox = BusOutbox(capacityBytes: outboxCapacityBytes)
         self.received = received
@@ -161,124 +162,6 @@ final class ClusterBus: @unchecked Sendable {
                 publishedAt[number] = nil
                 noteMissed()
                 waiting()
-            }
-        }
-    }
-
-    // Live connections of a user across nodes: a sorted set per user, one member per
-    // connection scored by when it expires unless its node refreshes it, so the connections
-    // of a node killed with `kill -9` stop counting by themselves. Admission prunes the
-    // expired entries, counts, and adds, atomically (`admitAndAnnounceScript`).
-
-    /// How long a connection entry counts without a refresh.
-    static let connectionEntryMilliseconds: Int64 = 15_000
-
-    static func connectionsKey(_ user: UserID) -> String { "chat:conns:" + user }
-
-    /// Admits one more connection of `user` under the cluster-wide `cap` (PROTOCOL.md §6);
-    /// `decided` gets nil when Redis cannot answer (this node's own count decides then).
-    func admitConnection(user: UserID, entry: String, cap: Int, now: Milliseconds,
-                         decided: @escaping @Sendable (Bool?) -> Void) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else {
-                decided(nil)
-                return
-            }
-            let expiry = now + Self.connectionEntryMilliseconds
-            publisher.send(["EVAL", Self.admitAndAnnounceScript, "2", Self.connectionsKey(user), Self.onlineKey, "\(now)",
-                            "\(cap)", "\(expiry)", entry, "\(Self.connectionEntryMilliseconds * 2)", user,
-                            presenceSeal(online: true, at: now, user: user)]) { reply in
-                guard case .integer(let admitted) = reply, admitted == 0 || admitted == 1 else {
-                    decided(nil)
-                    return
-                }
-                decided(admitted == 1)
-            }
-        }
-    }
-
-    /// The 1-based indexes of the keys (connection sets) with no entry expiring after ARGV[1].
-    static let offlineScript = """
-        local offline = {}
-        for i, key in ipairs(KEYS) do
-          if redis.call('ZCOUNT', key, ARGV[1], '+inf') == 0 then offline[#offline + 1] = i end
-        end
-        return offline
-        """
-
-    /// Of `users`, those with no unexpired connection entry on any node; when Redis cannot
-    /// answer, all of them (this node already found them offline here: a push too many
-    /// rather than a message never announced).
-    func offline(_ users: [UserID], now: Milliseconds, answer: @escaping @Sendable (Set<UserID>) -> Void) {
-        loop.execute { [self] in
-            guard !users.isEmpty, let publisher, publisher.isConnected else {
-                answer(Set(users))
-                return
-            }
-            publisher.send(["EVAL", Self.offlineScript, "\(users.count)"] + users.map(Self.connectionsKey) + ["\(now)"]) { reply in
-                guard case .array(let indexes) = reply else {
-                    answer(Set(users))
-                    return
-                }
-                var result: Set<UserID> = []
-                for case .integer(let index) in indexes where index >= 1 && Int(index) <= users.count {
-                    result.insert(users[Int(index) - 1])
-                }
-                answer(result)
-            }
-        }
-    }
-
-    /// Forgets a closed connection's entry (announcing the user offline when it was its last);
-    /// `done` gets false when Redis could not be asked.
-    func releaseConnection(user: UserID, entry: String, now: Milliseconds, done: @escaping @Sendable (Bool) -> Void) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else {
-                done(false)
-                return
-            }
-            publisher.send(["EVAL", Self.releaseAndAnnounceScript, "2", Self.connectionsKey(user), Self.onlineKey, entry,
-                            "\(now)", user, presenceSeal(online: false, at: now, user: user)]) { reply in
-                done(!reply.isFailure)
-            }
-        }
-    }
-
-    /// Announces offline the users whose entries all expired (their node died); every node
-    /// runs it every few seconds, and each user is announced by one.
-    func expirePresence(now: Milliseconds) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else { return }
-            // The candidates first, so that each offline announcement can be signed here;
-            // the script checks each again, atomically, before it announces it.
-            publisher.send(["ZRANGEBYSCORE", Self.onlineKey, "-inf", "\(now)", "LIMIT", "0", "1000"]) { [self] reply in
-                guard case .array(let members) = reply, let publisher = self.publisher, publisher.isConnected else { return }
-                var arguments = ["EVAL", Self.expirePresenceScript, "1", Self.onlineKey, "\(now)", Self.connectionsKey("")]
-                for case .string(let member) in members {
-                    let user = String(decoding: member, as: UTF8.self)
-                    guard BusInputRules.isUserID(user) else { continue }
-                    arguments += [user, presenceSeal(online: false, at: now, user: user)]
-                }
-                guard arguments.count > 6 else { return }
-                publisher.send(arguments) { _ in }
-            }
-        }
-    }
-
-    /// Pushes the expiry of this node's live connection entries forward (every few seconds).
-    func refreshConnections(_ entries: [(user: UserID, entry: String)], now: Milliseconds) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else { return }
-            let expiry = "\(now + Self.connectionEntryMilliseconds)"
-            for (user, entry) in entries {
-                publisher.send(["ZADD", Self.connectionsKey(user), expiry, entry]) { _ in }
-            }
-            // One expiry per user's set, however many of its connections live here.
-            for user in Set(entries.map(\.user)) {
-                publisher.send(["PEXPIRE", Self.connectionsKey(user), "\(Self.connectionEntryMilliseconds * 2)"]) { _ in }
-                // Back in `chat:online` after a Redis restart emptied it: announced online again.
-                publisher.send(["EVAL", Self.refreshPresenceScript, "1", Self.onlineKey, expiry, user, "\(now)",
-                                presenceSeal(online: true, at: now, user: user)]) { _ in }
             }
         }
     }
@@ -351,16 +234,6 @@ final class ClusterBus: @unchecked Sendable {
         if outbox.dropped > before { metrics.busOutboxDropped.increment(by: outbox.dropped - before) }
     }
 
-    // MARK: signing
-
-    /// What a presence script puts before the change it announces (`"<1|0> <ms> <user>"`):
-    /// its MAC and a space, or nothing without a secret.
-    private func presenceSeal(online: Bool, at time: Milliseconds, user: UserID) -> String {
-        guard let signature = redis.signature else { return "" }
-        let change = Array("\(online ? 1 : 0) \(time) \(user)".utf8)
-        return String(decoding: signature.mac(change, channel: Self.presenceChannel), as: UTF8.self) + " "
-    }
-
     private func connectSubscriber() {
         guard !stopped else { return }
         var settings = self.settings
@@ -372,7 +245,7 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             subscriberRetry = 0.05
-            subscriber?.subscribe([Self.channel, Self.presenceChannel, ClusterTyping.channel, Self.resyncChannel]) { [self] reply in
+            subscriber?.subscribe([Self.channel, ClusterPresence.channel, ClusterTyping.channel, Self.resyncChannel]) { [self] reply in
                 handleSubscription(reply)
             }
         }, closed: { [self] reason in
@@ -384,13 +257,9 @@ final class ClusterBus: @unchecked Sendable {
 
     private func handleSubscription(_ reply: RedisReply) {
         switch reply {
-        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.presenceChannel:
-            guard case .string(let message) = parts[2], let payload = redis.unseal(message, channel: Self.presenceChannel) else { return }
-            guard let change = Self.parsePresence(payload) else {
-                redis.rejectMalformed(Self.presenceChannel)
-                return
-            }
-            presenceChanged(change.user, change.online, change.at)
+        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == ClusterPresence.channel:
+            guard case .string(let message) = parts[2] else { return }
+            presence.received(message)
         case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == ClusterTyping.channel:
             guard case .string(let message) = parts[2] else { return }
             typing.received(message)
@@ -401,8 +270,8 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             if notice.node != nodeID { resyncRequested(notice.scope) }
-        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == Self.presenceChannel:
-            readPresenceSnapshot()
+        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == ClusterPresence.channel:
+            presence.readSnapshot()
         case .array(let parts) where parts.count == 3 && parts[0].text == "message":
             guard case .string(let message) = parts[2], let payload = redis.unseal(message, channel: Self.channel) else { return }
             metrics.busEventsIn.increment()
@@ -434,28 +303,6 @@ final class ClusterBus: @unchecked Sendable {
             subscriptionLost()
         default:
             break
-        }
-    }
-
-    /// Every user with a live entry (after the presence subscription started, so that no
-    /// change falls between the two).
-    private func readPresenceSnapshot() {
-        guard let publisher, publisher.isConnected else { return }
-        publisher.send(["ZRANGE", Self.onlineKey, "0", "-1", "WITHSCORES"]) { [self] reply in
-            guard case .array(let parts) = reply else { return }
-            var users: [(user: UserID, expiresAt: Milliseconds)] = []
-            var index = 0
-            while index + 1 < parts.count {
-                // A member or score nobody honest wrote (`ZADD chat:online inf x`) is skipped.
-                if let user = parts[index].text, BusInputRules.isUserID(user),
-                   let expiresAt = parts[index + 1].text.flatMap(BusInputRules.milliseconds(fromScoreText:)) {
-                    users.append((user, expiresAt))
-                } else {
-                    redis.rejectMalformed(Self.onlineKey)
-                }
-                index += 2
-            }
-            presenceSnapshot(users)
         }
     }
 

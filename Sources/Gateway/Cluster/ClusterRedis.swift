@@ -3,8 +3,8 @@ import Logging
 import Redis
 
 /// What a node's cluster parts share of its Redis (`ClusterBus`, `SharedRateLimit`,
-/// `ClusterTyping`): the publish connection, the loop everything runs on, the bus
-/// signature and the counting of bad input.
+/// `ClusterConnections`, `ClusterPresence`, `ClusterTyping`): the publish connection, the
+/// loop everything runs on, the bus signature and the counting of bad input.
 ///
 /// `ClusterBus` opens and reopens the connection (its ups and downs drive the bus's echo
 /// waits and outbox); every part sends its commands on it, so a node's commands reach Redis
