@@ -29,11 +29,11 @@ import Testing
     }
 
     @Test func presenceChangesAreChecked() {
-        let change = ClusterBus.parsePresence(Array("1 1700000000000 alice".utf8))
+        let change = ClusterPresence.parse(Array("1 1700000000000 alice".utf8))
         #expect(change?.user == "alice" && change?.online == true && change?.at == 1_700_000_000_000)
         for bad in ["1 inf alice", "1 -5 alice", "0 99999999999999999999 alice", "1 1700000000000 al ice",
                     "2 1700000000000 alice", "11 1700000000000 alice", "1 1700000000000 ", "1 1700000000000"] {
-            #expect(ClusterBus.parsePresence(Array(bad.utf8)) == nil, "\(bad)")
+            #expect(ClusterPresence.parse(Array(bad.utf8)) == nil, "\(bad)")
         }
     }
 }

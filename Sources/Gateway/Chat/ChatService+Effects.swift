@@ -55,7 +55,7 @@ extension ChatService {
                         run(engine.rateTaken(check, decision, now: clock.now(), monotonicNow: clock.monotonicNow()))
                     }
                 }
-                if let bus { bus.takeRate(user: user, ratePerSecond: rate, burst: burst, now: now, decided: answer) } else { answer(nil) }
+                if let bus { bus.rates.take(user: user, ratePerSecond: rate, burst: burst, now: now, decided: answer) } else { answer(nil) }
             case .lookUpClientMessage(let lookup, let sender, let clientMessageID):
                 store.message(sender: sender, clientMessageID: clientMessageID) { [self] result in
                     let found: ClientMessageLookup
@@ -80,14 +80,14 @@ extension ChatService {
                 // no live connection on any node.
                 if let bus {
                     let push = self.push
-                    bus.offline(Array(Set(events.map(\.userID))), now: clock.now()) { offline in
+                    bus.connections.offline(Array(Set(events.map(\.userID))), now: clock.now()) { offline in
                         push.emit(events.filter { offline.contains($0.userID) })
                     }
                 } else {
                     push.emit(events)
                 }
             case .relayTyping(let started, let channel, let user):
-                bus?.relayTyping(started: started, channel: channel, user: user)
+                bus?.typing.relay(started: started, channel: channel, user: user)
             case .checkTypingLater(let channel, let user, let after):
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
                     inbox.async { [self] in run(engine.typingDue(channel, user: user, monotonicNow: clock.monotonicNow())) }

@@ -75,7 +75,7 @@ extension ChatService {
                                 if case .success(let record) = verdict, let entry {
                                     connectionEntries[record.id] = (identity.userID, entry)
                                 } else if let entry {
-                                    bus.releaseConnection(user: identity.userID, entry: entry, now: clock.now()) { _ in }
+                                    bus.connections.release(user: identity.userID, entry: entry, now: clock.now()) { _ in }
                                 }
                                 completion(verdict)
                             }
@@ -113,7 +113,7 @@ extension ChatService {
                                   admitted: @escaping @Sendable (String?) -> Void, refused: @escaping @Sendable () -> Void) {
         lastConnectionEntry &+= 1
         let entry = bus.nodeID + ":" + String(lastConnectionEntry)
-        bus.admitConnection(user: identity.userID, entry: entry, cap: limits.maxConnectionsPerUser, now: clock.now()) {
+        bus.connections.admit(user: identity.userID, entry: entry, cap: limits.maxConnectionsPerUser, now: clock.now()) {
             [self] decision in
             inbox.async {
                 switch decision {
@@ -129,8 +129,8 @@ extension ChatService {
     func scheduleConnectionRefresh() {
         queue.asyncAfter(deadline: .now() + .seconds(5)) { [weak self] in
             guard let self, let bus else { return }
-            bus.refreshConnections(Array(connectionEntries.values), now: clock.now())
-            bus.expirePresence(now: clock.now())
+            bus.connections.refresh(Array(connectionEntries.values), now: clock.now())
+            bus.presence.expire(now: clock.now())
             scheduleConnectionRefresh()
         }
     }
@@ -199,11 +199,11 @@ extension ChatService {
             run(engine.closeSession(record.id, now: now, presenceOnBus: entry != nil && bus != nil))
             guard let entry, let bus else { return }
             guard wasLast else {
-                bus.releaseConnection(user: entry.user, entry: entry.entry, now: now) { _ in }
+                bus.connections.release(user: entry.user, entry: entry.entry, now: now) { _ in }
                 return
             }
             // When Redis cannot be asked, this node says what it knows.
-            bus.releaseConnection(user: entry.user, entry: entry.entry, now: now) { [self] released in
+            bus.connections.release(user: entry.user, entry: entry.entry, now: now) { [self] released in
                 guard !released else { return }
                 inbox.async { [self] in run(engine.presenceUnconfirmed(record.userID, at: now)) }
             }

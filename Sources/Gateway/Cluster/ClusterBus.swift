@@ -27,32 +27,42 @@ import Synchronization
 /// requests and turns `/readyz` to 503 instead of hanging them; with a `BusSignature`
 /// every payload is signed and checked; every payload is validated before it is applied
 /// (`BusInputRules`), and what fails is dropped and counted.
+///
+/// The other cluster parts use the same connections (`ClusterRedis`): the shared rate
+/// (`rates`), the cross-node connection entries (`connections`), presence (`presence`) and
+/// the typing relay (`typing`) send their commands on the publish connection, and the bus
+/// hands them what arrives on their channels of the subscription.
 final class ClusterBus: @unchecked Sendable {
     static let channel = "chat:bus"
-    static let typingChannel = "chat:typing"
     static let resyncChannel = "chat:resync"
 
-    let nodeID: String
-    let loop: EventLoop
-    private let settings: RedisConnectionSettings
-    private let signature: BusSignature?
-    private let logger: Logger
-    private let metrics: GatewayMetrics
+    /// The per-user message rate every node shares (PROTOCOL.md §6).
+    let rates: SharedRateLimit
+    /// Every node's live connections per user: the cluster-wide cap, who is offline everywhere.
+    let connections: ClusterConnections
+    /// Who is online on any node, as Redis orders the changes (PROTOCOL.md §14).
+    let presence: ClusterPresence
+    /// Typing changes to and from the other nodes.
+    let typing: ClusterTyping
+
+    private let redis: ClusterRedis
+    var nodeID: String { redis.nodeID }
+    var loop: EventLoop { redis.loop }
+    private var settings: RedisConnectionSettings { redis.settings }
+    private var logger: Logger { redis.logger }
+    private var metrics: GatewayMetrics { redis.metrics }
     /// Another node's event, in bus order (called on the loop).
     private let received: @Sendable (BusEvent) -> Void
     /// The subscription is back after it was lost (called on the loop).
     private let resumed: @Sendable () -> Void
-    /// A user came online or went offline cluster-wide (called on the loop, in Redis's order).
-    private let presenceChanged: @Sendable (_ user: UserID, _ online: Bool, _ at: Milliseconds) -> Void
-    /// Every user with a live entry and the entry's expiry (ms), read whenever the presence
-    /// subscription (re)starts: changes missed meanwhile are made up from it.
-    private let presenceSnapshot: @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void
-    /// Another node's typing change (called on the loop).
-    private let typingReceived: @Sendable (TypingRelay) -> Void
     /// Another node dropped events for these channels: their clients resync (on the loop).
     private let resyncRequested: @Sendable (ResyncScope) -> Void
 
-    private var publisher: RedisConnection?
+    /// The publish connection, which every part shares (`ClusterRedis`); the bus opens it.
+    private var publisher: RedisConnection? {
+        get { redis.publisher }
+        set { redis.publisher = newValue }
+    }
     private var subscriber: RedisConnection?
     private var subscribed = false
     /// Live events may have been missed since the subscription was last up: resync when it is back.
@@ -84,17 +94,16 @@ final class ClusterBus: @unchecked Sendable {
          presenceSnapshot: @escaping @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void = { _ in },
          typingReceived: @escaping @Sendable (TypingRelay) -> Void = { _ in },
          resyncRequested: @escaping @Sendable (ResyncScope) -> Void = { _ in }) {
-        self.typingReceived = typingReceived
-        self.presenceChanged = presenceChanged
-        self.presenceSnapshot = presenceSnapshot
+        let redis = ClusterRedis(settings: settings, signature: signature, nodeID: nodeID, loop: loop, logger: logger,
+                                 metrics: metrics)
+        self.redis = redis
+        let presence = ClusterPresence(redis: redis, changed: presenceChanged, snapshot: presenceSnapshot)
+        self.presence = presence
+        rates = SharedRateLimit(redis: redis)
+        connections = ClusterConnections(redis: redis, presence: presence)
+        typing = ClusterTyping(redis: redis, relayed: typingReceived)
         self.resyncRequested = resyncRequested
-        self.settings = settings
-        self.signature = signature
         outbox = BusOutbox(capacityBytes: outboxCapacityBytes)
-        self.nodeID = nodeID
-        self.loop = loop
-        self.logger = logger
-        self.metrics = metrics
         self.received = received
         self.resumed = resumed
     }
@@ -125,7 +134,7 @@ final class ClusterBus: @unchecked Sendable {
         loop.execute { [self] in
             lastNumber += 1
             let number = lastNumber
-            let payload = seal(BusEvent(node: nodeID, number: number, write: write, result: result).encoded(),
+            let payload = redis.seal(BusEvent(node: nodeID, number: number, write: write, result: result).encoded(),
                                channel: Self.channel)
             let scope = ResyncScope.of(write)
             guard let publisher, publisher.isConnected, outbox.isEmpty else {
@@ -136,7 +145,7 @@ final class ClusterBus: @unchecked Sendable {
                 ordered()
                 return
             }
-            guard subscribed, !publisher.isWaiting(longerThan: answerWaitNanoseconds) else {
+            guard subscribed, !publisher.isWaiting(longerThan: redis.answerWaitNanoseconds) else {
                 // No echo to wait for (or Redis is already slow to answer, and the write's
                 // answer must not wait on it): published for the others, acted on here at once.
                 noteMissed()
@@ -153,201 +162,6 @@ final class ClusterBus: @unchecked Sendable {
                 publishedAt[number] = nil
                 noteMissed()
                 waiting()
-            }
-        }
-    }
-
-    // MARK: shared limits
-
-    /// GCRA, as `TokenBucketLimiter` keeps it, on Redis: per user only the time (µs) at which
-    /// its bucket is full again. One round trip, atomic across nodes. Returns
-    /// `{1, 0}` (admitted) or `{0, retryAfterMs}`.
-    static let takeRateScript = """
-        local now = tonumber(ARGV[1])
-        local interval = tonumber(ARGV[2])
-        local tolerance = tonumber(ARGV[3])
-        local full = tonumber(redis.call('GET', KEYS[1]) or '0')
-        if full < now then full = now end
-        local ahead = full - now
-        if ahead > tolerance then
-          return {0, math.ceil((ahead - tolerance) / 1000)}
-        end
-        local nextFull = full + interval
-        redis.call('SET', KEYS[1], string.format('%.0f', nextFull), 'PX', math.ceil((nextFull - now) / 1000) + 1)
-        return {1, 0}
-        """
-
-    /// The longest wait a rate refusal can honestly name (a bucket of 1 a second and a
-    /// burst far beyond any configuration); past it the script's answer is not believed.
-    static let maxRetryAfterMs: Int64 = 3_600_000
-
-    /// Takes one token of `user`'s message rate (PROTOCOL.md §6) from the bucket every node
-    /// shares; `decided` gets nil when Redis cannot answer within `answerWaitNanoseconds`
-    /// (this node's own bucket decides then). `now` in wall-clock ms.
-    func takeRate(user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds,
-                  decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected, ratePerSecond > 0 else {
-                decided(nil)
-                return
-            }
-            let answer = RateAnswer(decided)
-            loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: answerWaitNanoseconds))) { answer.give(nil) }
-            let interval = 1_000_000 / Int64(ratePerSecond)
-            let tolerance = Int64(max(0, burst - 1)) * interval
-            publisher.send(["EVAL", Self.takeRateScript, "1", "chat:rate:" + user, "\(now * 1000)", "\(interval)",
-                            "\(tolerance)"]) { [self] reply in
-                guard case .array(let parts) = reply, parts.count == 2,
-                      case .integer(let admitted) = parts[0], case .integer(let retryAfterMs) = parts[1] else {
-                    answer.give(nil)
-                    return
-                }
-                // A rate key someone else wrote (`SET chat:rate:<user> inf`) makes the script
-                // answer nonsense (retry in Int64.min ms): out of range, the node's own bucket
-                // decides instead.
-                guard admitted == 1 || (admitted == 0 && (1...Self.maxRetryAfterMs).contains(retryAfterMs)) else {
-                    rejectMalformed("chat:rate")
-                    answer.give(nil)
-                    return
-                }
-                answer.give(admitted == 1 ? .admitted : .limited(retryAfterMs: retryAfterMs))
-            }
-        }
-    }
-
-    /// How long a request's answer waits on Redis at one step (the shared rate, an event's
-    /// echo): half the command timeout. A send waits at one of them at most (once one went
-    /// unanswered this long, `publish` does not wait for the echo), so with the store's write
-    /// it is answered within the command timeout even when Redis stops; the connection
-    /// itself is judged stuck only at the full timeout.
-    var answerWaitNanoseconds: UInt64 { settings.commandTimeoutNanoseconds / 2 }
-
-    /// The first of the reply and the `answerWaitNanoseconds` deadline decides; the later
-    /// one is ignored. Used on the bus's loop only.
-    private final class RateAnswer: @unchecked Sendable {
-        private var decided: (@Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void)?
-        init(_ decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) { self.decided = decided }
-        func give(_ decision: TokenBucketLimiter<UserNumber>.Decision?) {
-            let decided = self.decided
-            self.decided = nil
-            decided?(decision)
-        }
-    }
-
-    // Live connections of a user across nodes: a sorted set per user, one member per
-    // connection scored by when it expires unless its node refreshes it, so the connections
-    // of a node killed with `kill -9` stop counting by themselves. Admission prunes the
-    // expired entries, counts, and adds, atomically (`admitAndAnnounceScript`).
-
-    /// How long a connection entry counts without a refresh.
-    static let connectionEntryMilliseconds: Int64 = 15_000
-
-    static func connectionsKey(_ user: UserID) -> String { "chat:conns:" + user }
-
-    /// Admits one more connection of `user` under the cluster-wide `cap` (PROTOCOL.md §6);
-    /// `decided` gets nil when Redis cannot answer (this node's own count decides then).
-    func admitConnection(user: UserID, entry: String, cap: Int, now: Milliseconds,
-                         decided: @escaping @Sendable (Bool?) -> Void) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else {
-                decided(nil)
-                return
-            }
-            let expiry = now + Self.connectionEntryMilliseconds
-            publisher.send(["EVAL", Self.admitAndAnnounceScript, "2", Self.connectionsKey(user), Self.onlineKey, "\(now)",
-                            "\(cap)", "\(expiry)", entry, "\(Self.connectionEntryMilliseconds * 2)", user,
-                            presenceSeal(online: true, at: now, user: user)]) { reply in
-                guard case .integer(let admitted) = reply, admitted == 0 || admitted == 1 else {
-                    decided(nil)
-                    return
-                }
-                decided(admitted == 1)
-            }
-        }
-    }
-
-    /// The 1-based indexes of the keys (connection sets) with no entry expiring after ARGV[1].
-    static let offlineScript = """
-        local offline = {}
-        for i, key in ipairs(KEYS) do
-          if redis.call('ZCOUNT', key, ARGV[1], '+inf') == 0 then offline[#offline + 1] = i end
-        end
-        return offline
-        """
-
-    /// Of `users`, those with no unexpired connection entry on any node; when Redis cannot
-    /// answer, all of them (this node already found them offline here: a push too many
-    /// rather than a message never announced).
-    func offline(_ users: [UserID], now: Milliseconds, answer: @escaping @Sendable (Set<UserID>) -> Void) {
-        loop.execute { [self] in
-            guard !users.isEmpty, let publisher, publisher.isConnected else {
-                answer(Set(users))
-                return
-            }
-            publisher.send(["EVAL", Self.offlineScript, "\(users.count)"] + users.map(Self.connectionsKey) + ["\(now)"]) { reply in
-                guard case .array(let indexes) = reply else {
-                    answer(Set(users))
-                    return
-                }
-                var result: Set<UserID> = []
-                for case .integer(let index) in indexes where index >= 1 && Int(index) <= users.count {
-                    result.insert(users[Int(index) - 1])
-                }
-                answer(result)
-            }
-        }
-    }
-
-    /// Forgets a closed connection's entry (announcing the user offline when it was its last);
-    /// `done` gets false when Redis could not be asked.
-    func releaseConnection(user: UserID, entry: String, now: Milliseconds, done: @escaping @Sendable (Bool) -> Void) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else {
-                done(false)
-                return
-            }
-            publisher.send(["EVAL", Self.releaseAndAnnounceScript, "2", Self.connectionsKey(user), Self.onlineKey, entry,
-                            "\(now)", user, presenceSeal(online: false, at: now, user: user)]) { reply in
-                done(!reply.isFailure)
-            }
-        }
-    }
-
-    /// Announces offline the users whose entries all expired (their node died); every node
-    /// runs it every few seconds, and each user is announced by one.
-    func expirePresence(now: Milliseconds) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else { return }
-            // The candidates first, so that each offline announcement can be signed here;
-            // the script checks each again, atomically, before it announces it.
-            publisher.send(["ZRANGEBYSCORE", Self.onlineKey, "-inf", "\(now)", "LIMIT", "0", "1000"]) { [self] reply in
-                guard case .array(let members) = reply, let publisher = self.publisher, publisher.isConnected else { return }
-                var arguments = ["EVAL", Self.expirePresenceScript, "1", Self.onlineKey, "\(now)", Self.connectionsKey("")]
-                for case .string(let member) in members {
-                    let user = String(decoding: member, as: UTF8.self)
-                    guard BusInputRules.isUserID(user) else { continue }
-                    arguments += [user, presenceSeal(online: false, at: now, user: user)]
-                }
-                guard arguments.count > 6 else { return }
-                publisher.send(arguments) { _ in }
-            }
-        }
-    }
-
-    /// Pushes the expiry of this node's live connection entries forward (every few seconds).
-    func refreshConnections(_ entries: [(user: UserID, entry: String)], now: Milliseconds) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else { return }
-            let expiry = "\(now + Self.connectionEntryMilliseconds)"
-            for (user, entry) in entries {
-                publisher.send(["ZADD", Self.connectionsKey(user), expiry, entry]) { _ in }
-            }
-            // One expiry per user's set, however many of its connections live here.
-            for user in Set(entries.map(\.user)) {
-                publisher.send(["PEXPIRE", Self.connectionsKey(user), "\(Self.connectionEntryMilliseconds * 2)"]) { _ in }
-                // Back in `chat:online` after a Redis restart emptied it: announced online again.
-                publisher.send(["EVAL", Self.refreshPresenceScript, "1", Self.onlineKey, expiry, user, "\(now)",
-                                presenceSeal(online: true, at: now, user: user)]) { _ in }
             }
         }
     }
@@ -383,7 +197,7 @@ final class ClusterBus: @unchecked Sendable {
             // Those events will never reach the others: their clients read them from history.
             logger.error("bus.outbox_dropped", metadata: ["events": "\(dropped)",
                                                           "channels": "\(scope.everything ? "all" : "\(scope.channels.count)")"])
-            let notice = seal(BusResyncNotice(node: nodeID, scope: scope).encoded(), channel: Self.resyncChannel)
+            let notice = redis.seal(BusResyncNotice(node: nodeID, scope: scope).encoded(), channel: Self.resyncChannel)
             publisher.send([Array("PUBLISH".utf8), Array(Self.resyncChannel.utf8), notice]) { [self] reply in
                 // Not taken: asked again with the next outbox round.
                 if reply.isFailure { outbox.keepDroppedScope(scope, events: dropped) }
@@ -420,33 +234,6 @@ final class ClusterBus: @unchecked Sendable {
         if outbox.dropped > before { metrics.busOutboxDropped.increment(by: outbox.dropped - before) }
     }
 
-    // MARK: signing
-
-    /// `payload` as it goes on `channel`: signed when the bus has a secret.
-    private func seal(_ payload: [UInt8], channel: String) -> [UInt8] {
-        signature?.signed(payload, channel: channel) ?? payload
-    }
-
-    /// A payload off `channel` once its signature holds (as is without a secret); nil,
-    /// counted, when it does not.
-    private func unseal(_ message: [UInt8], channel: String) -> [UInt8]? {
-        guard let signature else { return message }
-        guard let payload = signature.verified(message, channel: channel) else {
-            metrics.busPayloadsRejectedSignature.increment()
-            logger.warning("bus.bad_signature", metadata: ["channel": "\(channel)"])
-            return nil
-        }
-        return payload
-    }
-
-    /// What a presence script puts before the change it announces (`"<1|0> <ms> <user>"`):
-    /// its MAC and a space, or nothing without a secret.
-    private func presenceSeal(online: Bool, at time: Milliseconds, user: UserID) -> String {
-        guard let signature else { return "" }
-        let change = Array("\(online ? 1 : 0) \(time) \(user)".utf8)
-        return String(decoding: signature.mac(change, channel: Self.presenceChannel), as: UTF8.self) + " "
-    }
-
     private func connectSubscriber() {
         guard !stopped else { return }
         var settings = self.settings
@@ -458,7 +245,7 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             subscriberRetry = 0.05
-            subscriber?.subscribe([Self.channel, Self.presenceChannel, Self.typingChannel, Self.resyncChannel]) { [self] reply in
+            subscriber?.subscribe([Self.channel, ClusterPresence.channel, ClusterTyping.channel, Self.resyncChannel]) { [self] reply in
                 handleSubscription(reply)
             }
         }, closed: { [self] reason in
@@ -470,31 +257,23 @@ final class ClusterBus: @unchecked Sendable {
 
     private func handleSubscription(_ reply: RedisReply) {
         switch reply {
-        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.presenceChannel:
-            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.presenceChannel) else { return }
-            guard let change = Self.parsePresence(payload) else {
-                rejectMalformed(Self.presenceChannel)
-                return
-            }
-            presenceChanged(change.user, change.online, change.at)
-        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.typingChannel:
-            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.typingChannel) else { return }
-            guard let relay = TypingRelay.decode(payload) else {
-                rejectMalformed(Self.typingChannel)
-                return
-            }
-            if relay.node != nodeID { typingReceived(relay) }
+        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == ClusterPresence.channel:
+            guard case .string(let message) = parts[2] else { return }
+            presence.received(message)
+        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == ClusterTyping.channel:
+            guard case .string(let message) = parts[2] else { return }
+            typing.received(message)
         case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.resyncChannel:
-            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.resyncChannel) else { return }
+            guard case .string(let message) = parts[2], let payload = redis.unseal(message, channel: Self.resyncChannel) else { return }
             guard let notice = BusResyncNotice.decode(payload) else {
-                rejectMalformed(Self.resyncChannel)
+                redis.rejectMalformed(Self.resyncChannel)
                 return
             }
             if notice.node != nodeID { resyncRequested(notice.scope) }
-        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == Self.presenceChannel:
-            readPresenceSnapshot()
+        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == ClusterPresence.channel:
+            presence.readSnapshot()
         case .array(let parts) where parts.count == 3 && parts[0].text == "message":
-            guard case .string(let message) = parts[2], let payload = unseal(message, channel: Self.channel) else { return }
+            guard case .string(let message) = parts[2], let payload = redis.unseal(message, channel: Self.channel) else { return }
             metrics.busEventsIn.increment()
             let event: BusEvent
             do {
@@ -527,45 +306,18 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
-    /// Every user with a live entry (after the presence subscription started, so that no
-    /// change falls between the two).
-    private func readPresenceSnapshot() {
-        guard let publisher, publisher.isConnected else { return }
-        publisher.send(["ZRANGE", Self.onlineKey, "0", "-1", "WITHSCORES"]) { [self] reply in
-            guard case .array(let parts) = reply else { return }
-            var users: [(user: UserID, expiresAt: Milliseconds)] = []
-            var index = 0
-            while index + 1 < parts.count {
-                // A member or score nobody honest wrote (`ZADD chat:online inf x`) is skipped.
-                if let user = parts[index].text, BusInputRules.isUserID(user),
-                   let expiresAt = parts[index + 1].text.flatMap(BusInputRules.milliseconds(fromScoreText:)) {
-                    users.append((user, expiresAt))
-                } else {
-                    rejectMalformed(Self.onlineKey)
-                }
-                index += 2
-            }
-            presenceSnapshot(users)
-        }
-    }
-
-    private func rejectMalformed(_ source: String) {
-        metrics.busPayloadsRejectedMalformed.increment()
-        logger.warning("bus.bad_payload", metadata: ["source": "\(source)"])
-    }
-
     // MARK: echo deadline
 
-    /// The next echo check. A waiter whose echo is `answerWaitNanoseconds` late is served
-    /// here; the oldest event must have its echo within the whole command timeout, otherwise
-    /// the subscription is stuck and is dropped (every waiter is served at once and their
-    /// channels resync when it is back).
+    /// The next echo check. A waiter whose echo is `ClusterRedis.answerWaitNanoseconds` late
+    /// is served here; the oldest event must have its echo within the whole command timeout,
+    /// otherwise the subscription is stuck and is dropped (every waiter is served at once and
+    /// their channels resync when it is back).
     private func scheduleEchoCheck() {
         guard !echoCheckScheduled else { return }
         skipAnsweredWaiters()
         var due: UInt64?
         if releaseHead < echoOrder.count, let sent = publishedAt[echoOrder[releaseHead]] {
-            due = sent + answerWaitNanoseconds
+            due = sent + redis.answerWaitNanoseconds
         }
         while echoOrderHead < echoOrder.count, publishedAt[echoOrder[echoOrderHead]] == nil {
             echoOrderHead += 1
@@ -592,12 +344,13 @@ final class ClusterBus: @unchecked Sendable {
 
     private func checkEchoDeadline() {
         let now = DispatchTime.now().uptimeNanoseconds
-        // Waiters first: a write is acted on here once its echo is `answerWaitNanoseconds`
-        // late, in publish order, and the clients resync once the bus is whole again.
+        // Waiters first: a write is acted on here once its echo is
+        // `ClusterRedis.answerWaitNanoseconds` late, in publish order, and the clients resync
+        // once the bus is whole again.
         skipAnsweredWaiters()
         while releaseHead < echoOrder.count {
             let number = echoOrder[releaseHead]
-            guard let sent = publishedAt[number], now >= sent + answerWaitNanoseconds else { break }
+            guard let sent = publishedAt[number], now >= sent + redis.answerWaitNanoseconds else { break }
             noteMissed()
             awaitingEcho.removeValue(forKey: number)?()
             skipAnsweredWaiters()
@@ -668,17 +421,6 @@ final class ClusterBus: @unchecked Sendable {
         let held = isPublisher && publisherHeldUntil > now ? publisherHeldUntil - now : 0
         loop.queue.asyncAfter(deadline: .now() + delay + .nanoseconds(Int(held))) { [self] in
             if isPublisher { connectPublisher() } else { connectSubscriber() }
-        }
-    }
-
-    /// Tells the other nodes of a typing change; dropped when Redis cannot take it (typing
-    /// is not worth an outbox: it is stale within seconds).
-    func relayTyping(started: Bool, channel: ChannelID, user: UserID) {
-        loop.execute { [self] in
-            guard let publisher, publisher.isConnected else { return }
-            let payload = seal(TypingRelay(node: nodeID, started: started, channelID: channel, userID: user).encoded(),
-                               channel: Self.typingChannel)
-            publisher.send([Array("PUBLISH".utf8), Array(Self.typingChannel.utf8), payload]) { _ in }
         }
     }
 

@@ -1,0 +1,86 @@
+import ChatCore
+import Dispatch
+import EventLoop
+import Redis
+
+/// The per-user message rate (PROTOCOL.md §6) shared by every node: one token bucket per
+/// user in Redis, taken by a Lua script in one round trip, atomic across nodes. When Redis
+/// cannot answer in time, the node's own bucket decides.
+struct SharedRateLimit: Sendable {
+    /// GCRA, as `TokenBucketLimiter` keeps it, on Redis: per user only the time (µs) at which
+    /// its bucket is full again. Returns `{1, 0}` (admitted) or `{0, retryAfterMs}`.
+    static let takeScript = """
+        local now = tonumber(ARGV[1])
+        local interval = tonumber(ARGV[2])
+        local tolerance = tonumber(ARGV[3])
+        local full = tonumber(redis.call('GET', KEYS[1]) or '0')
+        if full < now then full = now end
+        local ahead = full - now
+        if ahead > tolerance then
+          return {0, math.ceil((ahead - tolerance) / 1000)}
+        end
+        local nextFull = full + interval
+        redis.call('SET', KEYS[1], string.format('%.0f', nextFull), 'PX', math.ceil((nextFull - now) / 1000) + 1)
+        return {1, 0}
+        """
+
+    /// The longest wait a rate refusal can honestly name (a bucket of 1 a second and a
+    /// burst far beyond any configuration); past it the script's answer is not believed.
+    static let maxRetryAfterMs: Int64 = 3_600_000
+
+    static func key(_ user: UserID) -> String { "chat:rate:" + user }
+
+    private let redis: ClusterRedis
+
+    init(redis: ClusterRedis) {
+        self.redis = redis
+    }
+
+    /// Takes one token of `user`'s message rate from the bucket every node shares; `decided`
+    /// gets nil when Redis cannot answer within `ClusterRedis.answerWaitNanoseconds` (this
+    /// node's own bucket decides then). `now` in wall-clock ms.
+    func take(user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds,
+              decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
+        redis.loop.execute { [redis] in
+            guard let publisher = redis.connectedPublisher, ratePerSecond > 0 else {
+                decided(nil)
+                return
+            }
+            let answer = Answer(decided)
+            redis.loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: redis.answerWaitNanoseconds))) {
+                answer.give(nil)
+            }
+            let interval = 1_000_000 / Int64(ratePerSecond)
+            let tolerance = Int64(max(0, burst - 1)) * interval
+            publisher.send(["EVAL", Self.takeScript, "1", Self.key(user), "\(now * 1000)", "\(interval)", "\(tolerance)"]) {
+                reply in
+                guard case .array(let parts) = reply, parts.count == 2,
+                      case .integer(let admitted) = parts[0], case .integer(let retryAfterMs) = parts[1] else {
+                    answer.give(nil)
+                    return
+                }
+                // A rate key someone else wrote (`SET chat:rate:<user> inf`) makes the script
+                // answer nonsense (retry in Int64.min ms): out of range, the node's own bucket
+                // decides instead.
+                guard admitted == 1 || (admitted == 0 && (1...Self.maxRetryAfterMs).contains(retryAfterMs)) else {
+                    redis.rejectMalformed("chat:rate")
+                    answer.give(nil)
+                    return
+                }
+                answer.give(admitted == 1 ? .admitted : .limited(retryAfterMs: retryAfterMs))
+            }
+        }
+    }
+
+    /// The first of the reply and the answer deadline decides; the later one is ignored.
+    /// Used on the loop only.
+    private final class Answer: @unchecked Sendable {
+        private var decided: (@Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void)?
+        init(_ decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) { self.decided = decided }
+        func give(_ decision: TokenBucketLimiter<UserNumber>.Decision?) {
+            let decided = self.decided
+            self.decided = nil
+            decided?(decision)
+        }
+    }
+}
