@@ -22,7 +22,8 @@ let package = Package(
         .library(name: "EventLoop", targets: ["EventLoop"]),
         .library(name: "Gateway", targets: ["Gateway"]),
         .library(name: "Storage", targets: ["Storage"]),
-        // For Benchmarks/ (StorageBenchmarks' PostgreSQL group commit).
+        // For Benchmarks/ (StorageBenchmarks' SQLite and PostgreSQL group commit).
+        .library(name: "SQLiteStorage", targets: ["SQLiteStorage"]),
         .library(name: "PostgresStorage", targets: ["PostgresStorage"]),
         .library(name: "ChatCore", targets: ["ChatCore"]),
         // The Swift SDK for apps (docs/clients.md).
@@ -47,11 +48,15 @@ let package = Package(
         // RFC 4648 base64, both alphabets: the handshake's keys, JWT segments, cursors.
         .target(name: "Base64Coding", swiftSettings: strict),
         .target(name: "ChatCore", dependencies: ["Base64Coding", "COpenSSL"], swiftSettings: hotPath),
-        .target(name: "Storage", dependencies: ["CSQLite", "ChatCore"], swiftSettings: hotPath),
+        // The storage layer: `Storage` is what the gateway and every backend share (the `Store`
+        // protocol, its errors and snapshot, column coding, the group-commit inbox); each backend
+        // is a target beside it, and none depends on the network loop (`scripts/deps --check`).
+        .target(name: "Storage", dependencies: ["ChatCore"], swiftSettings: hotPath),
+        .target(name: "SQLiteStorage", dependencies: ["Storage", "CSQLite", "ChatCore"], swiftSettings: hotPath),
         .target(
             name: "PostgresStorage",
             dependencies: [
-                "Storage", "ChatCore", "EventLoop",
+                "Storage", "ChatCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -74,7 +79,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis", "ClientAssets", "COpenSSL",
+                "WebSocket", "EventLoop", "ChatCore", "Storage", "SQLiteStorage", "PostgresStorage", "Redis", "ClientAssets", "COpenSSL",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -113,7 +118,7 @@ let package = Package(
             path: "Tests/ServiceTestSupport",
             swiftSettings: strict
         ),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "PostgresStorage", "ServiceTestSupport", "ChatCore"],
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "SQLiteStorage", "PostgresStorage", "ServiceTestSupport", "ChatCore"],
                     swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "ServiceTestSupport"], swiftSettings: strict),

@@ -31,6 +31,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Storage", package: "chat-gateway"),
+                .product(name: "SQLiteStorage", package: "chat-gateway"),
                 .product(name: "PostgresStorage", package: "chat-gateway"),
                 .product(name: "ChatCore", package: "chat-gateway"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

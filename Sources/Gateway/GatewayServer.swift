@@ -6,6 +6,7 @@ import EventLoop
 import Logging
 import PostgresStorage
 import Redis
+import SQLiteStorage
 import Storage
 import Synchronization
 

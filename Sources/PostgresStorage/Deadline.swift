@@ -1,4 +1,4 @@
-import EventLoop
+import Storage
 import Synchronization
 
 /// Waits for an operation at most a given time, without waiting for the operation to

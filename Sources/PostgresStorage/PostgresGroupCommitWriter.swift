@@ -1,12 +1,11 @@
 import ChatCore
 import Dispatch
-import EventLoop
 import Logging
 import PostgresNIO
 import Storage
 
 /// The group commit of the PostgreSQL backend, shaped like the SQLite one
-/// (`Storage/GroupCommitWriter`): `enqueue` appends and returns; one drain task
+/// (`SQLiteStorage/GroupCommitWriter`): `enqueue` appends and returns; one drain task
 /// at a time takes *all* pending writes, runs them in one transaction
 /// (`PostgresBatch`), then calls their completions in enqueue order, and loops
 /// while more arrived.

@@ -5,7 +5,7 @@ import PostgresNIO
 import Storage
 
 /// The read-side SQL of the PostgreSQL backend: history pages, idempotency
-/// lookups and the start-up snapshot (the same answers as `Storage/ReadQueries`).
+/// lookups and the start-up snapshot (the same answers as `SQLiteStorage/ReadQueries`).
 enum PostgresReads {
     static func history(_ connection: PostgresConnection, channelID: ChannelID, viewer: UserID, beforeSeq: Int64?,
                         afterSeq: Int64?, limit: Int, logger: Logger) async throws -> [Message] {

@@ -3,7 +3,7 @@ import PostgresNIO
 import Storage
 
 /// Column lists and row → model conversions of the PostgreSQL backend (the SQLite
-/// twin is `Storage/RowMapping.swift`; the multi-value columns share `ColumnCoding`).
+/// twin is `SQLiteStorage/RowMapping.swift`; the multi-value columns share `ColumnCoding`).
 enum PostgresRows {
     static let messageColumns = "id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from"
     typealias MessageRow = (String, String, Int64, String, String, String?, String?, Int64, String?)

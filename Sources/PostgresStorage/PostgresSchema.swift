@@ -3,7 +3,7 @@ import PostgresNIO
 import Storage
 
 /// The PostgreSQL schema as ordered migrations kept in code, the same tables and
-/// meaning as the SQLite schema (`Storage/Migrations.swift`).
+/// meaning as the SQLite schema (`SQLiteStorage/Migrations.swift`).
 ///
 /// `chat_schema.version` holds the number applied. Nodes that start together
 /// migrate one at a time: the migration transaction takes an advisory lock first,

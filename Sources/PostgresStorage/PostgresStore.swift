@@ -1,6 +1,5 @@
 import ChatCore
 import Dispatch
-import EventLoop
 import Logging
 import NIOPosix
 import PostgresNIO

@@ -1,7 +1,7 @@
 import ChatCore
 import Dispatch
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 
 @Suite struct DurabilityTests {
     /// Acknowledged messages are on disk: a second store opened on the same

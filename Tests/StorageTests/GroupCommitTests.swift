@@ -1,7 +1,8 @@
 import ChatCore
 import Dispatch
+import Storage
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 
 @Suite struct GroupCommitTests {
     @Test func concurrentEnqueuersGetGaplessSeqs() throws {

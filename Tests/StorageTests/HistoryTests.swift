@@ -1,6 +1,6 @@
 import ChatCore
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 
 @Suite struct HistoryTests {
     /// c1 holds seq 1...10; seq 3 and 7 are hidden from bob.

@@ -1,8 +1,9 @@
 import ChatCore
 import Dispatch
 import Foundation
+import Storage
 import Synchronization
-@testable import Storage
+@testable import SQLiteStorage
 
 /// A fresh directory under the system temp dir, removed by `remove()`.
 struct TemporaryDirectory: ~Copyable {

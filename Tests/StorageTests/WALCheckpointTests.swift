@@ -2,7 +2,7 @@ import ChatCore
 import Dispatch
 import Foundation
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 
 @Suite struct WALCheckpointTests {
     /// Commits past the threshold leave the database file alone (no commit

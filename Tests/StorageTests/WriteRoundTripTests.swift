@@ -1,6 +1,7 @@
 import ChatCore
+import Storage
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 
 @Suite struct WriteRoundTripTests {
     @Test func everyWriteRoundTripsThroughReopen() throws {

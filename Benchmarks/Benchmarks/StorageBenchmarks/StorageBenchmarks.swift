@@ -21,6 +21,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import PostgresStorage
+import SQLiteStorage
 import Storage
 import Synchronization
 

@@ -1,5 +1,6 @@
 import ChatCore
 import EventLoop
+import Storage
 import WebSocket
 
 /// PROTOCOL.md §10: the app backend's API, `Authorization: Bearer <admin.apiKey>`.

@@ -1,6 +1,7 @@
 import ChatCore
 import Dispatch
 import EventLoop
+import Storage
 import WebSocket
 
 extension ChatService {

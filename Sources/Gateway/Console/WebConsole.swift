@@ -1,6 +1,7 @@
 import ChatCore
 import ClientAssets
 import EventLoop
+import Storage
 import WebSocket
 
 /// `GET /console` and what the page loads (PROTOCOL.md §14), and the development

@@ -1,5 +1,6 @@
 import EventLoop
 import Logging
+import Storage
 import Synchronization
 
 /// Whether the services the gateway depends on answer (PostgreSQL; Redis in cluster

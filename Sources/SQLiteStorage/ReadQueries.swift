@@ -1,4 +1,5 @@
 import ChatCore
+import Storage
 
 /// The read-side SQL: history pages, idempotency lookups and the start-up snapshot.
 /// Each function runs on a connection its caller owns and resets every

@@ -1,5 +1,6 @@
 import CSQLite
 import Dispatch
+import Storage
 import Synchronization
 
 /// Copies the WAL back into the database file on its own connection and queue,

@@ -1,5 +1,6 @@
 import ChatCore
 import Dispatch
+import Storage
 import Synchronization
 
 /// The single writer: group commit of every pending write.

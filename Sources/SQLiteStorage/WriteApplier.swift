@@ -1,4 +1,5 @@
 import ChatCore
+import Storage
 
 /// Applies `StoreWrite`s on the writer connection inside the current
 /// transaction, and owns the per-channel `seq` counters.

@@ -1,4 +1,5 @@
 import CSQLite
+import Storage
 
 /// A thin wrapper around one `sqlite3*` handle.
 ///

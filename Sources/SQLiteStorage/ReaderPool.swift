@@ -1,4 +1,5 @@
 import Dispatch
+import Storage
 import Synchronization
 
 /// Reader connections, each with its own serial queue, handed out round-robin.

@@ -1,3 +1,5 @@
+import Storage
+
 /// The schema, as an ordered list of migrations kept in code.
 ///
 /// `PRAGMA user_version` holds the number of migrations applied. At open, the

@@ -1,5 +1,6 @@
 import ChatCore
 import Foundation
+import Storage
 
 /// Column lists and row ⇄ model conversions shared by the reader and the writer.
 enum RowMapping {

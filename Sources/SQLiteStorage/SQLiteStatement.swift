@@ -1,4 +1,5 @@
 import CSQLite
+import Storage
 
 /// One prepared statement: bind by 1-based index, step, read columns by 0-based
 /// index. Text is bound with `SQLITE_TRANSIENT` (sqlite copies it).

@@ -1,5 +1,6 @@
 import ChatCore
 import Foundation
+import Storage
 
 /// The SQLite `Store`: `DIR/chat.sqlite` in WAL mode, one group-commit writer
 /// connection, and a small pool of reader connections.
