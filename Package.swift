@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "chat-gateway", targets: ["chat-gateway"]),
         .executable(name: "chat-loadtest", targets: ["chat-loadtest"]),
         .library(name: "WebSocket", targets: ["WebSocket"]),
+        .library(name: "WebSocketDriver", targets: ["WebSocketDriver"]),
         .library(name: "EventLoop", targets: ["EventLoop"]),
         .library(name: "Gateway", targets: ["Gateway"]),
         .library(name: "Storage", targets: ["Storage"]),
@@ -57,6 +58,9 @@ let package = Package(
         ),
         .target(name: "WebSocket", dependencies: ["CZlib", "COpenSSL"], swiftSettings: hotPath),
         .target(name: "EventLoop", dependencies: ["COpenSSL", "CEpoll"], swiftSettings: hotPath),
+        // The WebSocket roles on the event loop: the server's upgraded connection and the
+        // client's upgrade, frames and keepalive, for the gateway and every client here.
+        .target(name: "WebSocketDriver", dependencies: ["WebSocket", "EventLoop"], swiftSettings: hotPath),
         // The browser files the gateway serves (the web console and the JS SDK it imports),
         // as SwiftPM resources beside the binary: no build step, no copy in Sources/.
         .target(
@@ -71,7 +75,8 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "WebSocket", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis", "ClientAssets", "COpenSSL",
+                "WebSocket", "WebSocketDriver", "EventLoop", "ChatCore", "Storage", "PostgresStorage", "Redis", "ClientAssets",
+                "COpenSSL",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -115,7 +115,8 @@ public final class GatewayServer: @unchecked Sendable {
         server.router = HTTPRouter(
             echoEnabled: settings.echoEnabled, metrics: metrics,
             metricsCredential: metricsCredential(settings, keys: [chat.adminAPIKey, chat.metricsAPIKey ?? ""]),
-            chat: service, admin: AdminAPI(service: service, apiKey: chat.adminAPIKey),
+            chat: service, authMessageTimeout: settings.timeouts.handshake,
+            admin: AdminAPI(service: service, apiKey: chat.adminAPIKey),
             dependencies: probes.isEmpty ? nil : DependencyWatch(probes: probes, logger: logger),
             console: settings.consoleEnabled ? webConsole(settings, chat: chat, tokens: tokens, logger: logger) : nil)
         return server
