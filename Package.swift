@@ -90,16 +90,19 @@ let package = Package(
                 dependencies: [.target(name: "WebSocket", condition: .when(platforms: [.linux])),
                                .target(name: "EventLoop", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
+        // `chat-gateway client`: a line-based client on the WebSocket client role, not on the Gateway.
+        .target(name: "TerminalClient", dependencies: ["ChatCore", "WebSocket", "WebSocketDriver", "EventLoop"],
+                swiftSettings: strict),
         .executableTarget(name: "chat-client-example", dependencies: ["ChatClient"], swiftSettings: strict),
         .executableTarget(
             name: "chat-gateway",
-            dependencies: ["Gateway", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Gateway", "TerminalClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "chat-loadtest",
             dependencies: [
-                "WebSocket", "EventLoop",
+                "WebSocket", "WebSocketDriver", "EventLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
@@ -119,7 +122,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "ServiceTestSupport"], swiftSettings: strict),
-        .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket"], swiftSettings: strict),
+        .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket", "WebSocketDriver"], swiftSettings: strict),
         .testTarget(name: "ChatClientTests", dependencies: ["ChatClient", "chat-client-example", "Gateway", "EventLoop", "ServiceTestSupport",
                                                             .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
