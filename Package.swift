@@ -88,6 +88,7 @@ let package = Package(
         // The event-loop transport is Linux's (epoll); elsewhere an app brings its own transport.
         .target(name: "ChatClient",
                 dependencies: [.target(name: "WebSocket", condition: .when(platforms: [.linux])),
+                               .target(name: "WebSocketDriver", condition: .when(platforms: [.linux])),
                                .target(name: "EventLoop", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
         // `chat-gateway client`: a line-based client on the WebSocket client role, not on the Gateway.

@@ -35,7 +35,7 @@ public struct WebSocketClientHandshake: Sendable {
     }
 
     public let request: [UInt8]
-    public let expectedAccept: String
+    let expectedAccept: String
     /// The `Sec-WebSocket-Extensions` offer sent, if any.
     let offeredExtensions: String?
     let maxHeadBytes: Int
