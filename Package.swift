@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "chat-gateway", targets: ["chat-gateway"]),
         .executable(name: "chat-loadtest", targets: ["chat-loadtest"]),
         .library(name: "WebSocket", targets: ["WebSocket"]),
+        .library(name: "WebSocketDriver", targets: ["WebSocketDriver"]),
         .library(name: "EventLoop", targets: ["EventLoop"]),
         .library(name: "Gateway", targets: ["Gateway"]),
         .library(name: "Storage", targets: ["Storage"]),
@@ -64,6 +65,9 @@ let package = Package(
         ),
         .target(name: "WebSocket", dependencies: ["Base64Coding", "CZlib", "COpenSSL"], swiftSettings: hotPath),
         .target(name: "EventLoop", dependencies: ["COpenSSL", "CEpoll"], swiftSettings: hotPath),
+        // The WebSocket roles on the event loop: the server's upgraded connection and the
+        // client's upgrade, frames and keepalive, for the gateway and every client here.
+        .target(name: "WebSocketDriver", dependencies: ["WebSocket", "EventLoop"], swiftSettings: hotPath),
         // The browser files the gateway serves (the web console and the JS SDK it imports: the
         // entry module chat-client.js and the modules of chat-client/ it imports),
         // as SwiftPM resources beside the binary: no build step, no copy in Sources/.
@@ -79,7 +83,8 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "WebSocket", "EventLoop", "ChatCore", "Storage", "SQLiteStorage", "PostgresStorage", "Redis", "ClientAssets", "COpenSSL",
+                "WebSocket", "WebSocketDriver", "EventLoop", "ChatCore", "Storage", "SQLiteStorage", "PostgresStorage", "Redis",
+                "ClientAssets", "COpenSSL",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -91,18 +96,22 @@ let package = Package(
         // The event-loop transport is Linux's (epoll); elsewhere an app brings its own transport.
         .target(name: "ChatClient",
                 dependencies: [.target(name: "WebSocket", condition: .when(platforms: [.linux])),
+                               .target(name: "WebSocketDriver", condition: .when(platforms: [.linux])),
                                .target(name: "EventLoop", condition: .when(platforms: [.linux]))],
+                swiftSettings: strict),
+        // `chat-gateway client`: a line-based client on the WebSocket client role, not on the Gateway.
+        .target(name: "TerminalClient", dependencies: ["ChatCore", "WebSocket", "WebSocketDriver", "EventLoop"],
                 swiftSettings: strict),
         .executableTarget(name: "chat-client-example", dependencies: ["ChatClient"], swiftSettings: strict),
         .executableTarget(
             name: "chat-gateway",
-            dependencies: ["Gateway", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Gateway", "TerminalClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "chat-loadtest",
             dependencies: [
-                "WebSocket", "EventLoop",
+                "WebSocket", "WebSocketDriver", "EventLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
@@ -122,7 +131,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "ServiceTestSupport"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "ServiceTestSupport"], swiftSettings: strict),
-        .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket"], swiftSettings: strict),
+        .testTarget(name: "LoadToolTests", dependencies: ["chat-loadtest", "WebSocket", "WebSocketDriver"], swiftSettings: strict),
         .testTarget(name: "ChatClientTests", dependencies: ["ChatClient", "chat-client-example", "Gateway", "EventLoop", "ServiceTestSupport",
                                                             .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),

@@ -27,7 +27,7 @@
 // - with deflate, every message received is sent back compressed to a
 //   client-role connection, which must get the same payload.
 // Build and run with `scripts/fuzz FrameParserFuzz` (which compiles in
-// Sources/chat-loadtest/InflateMemo.swift).
+// Sources/chat-loadtest/Rooms/InflateMemo.swift).
 import WebSocket
 
 /// An event with the parts that must not depend on how the input was split.

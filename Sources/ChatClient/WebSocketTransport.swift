@@ -2,20 +2,39 @@
 import EventLoop
 import Foundation
 import WebSocket
+import WebSocketDriver
 
 /// `ChatTransport` on this package's own event loop and WebSocket client role: plain `ws://`,
 /// or `wss://` with the `TLSContext` given; by default one that verifies the server against the
-/// system's trust store and the host name.
+/// system's trust store and the host name. A connection that goes quiet is pinged; one that
+/// does not answer is reported closed (code nil), and `ChatClient` reconnects.
 public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
+    /// When to ping and when to give up on the answer.
+    public struct Keepalive: Sendable, Equatable {
+        /// Quiet time (nothing received) after which a ping goes out.
+        public var idle: Duration
+        /// How long after that ping something must have arrived.
+        public var pongTimeout: Duration
+
+        public init(idle: Duration = .seconds(30), pongTimeout: Duration = .seconds(10)) {
+            self.idle = idle
+            self.pongTimeout = pongTimeout
+        }
+    }
+
     private let group: EventLoopGroup
     private let tls: TLSContext?
+    private let keepalive: Keepalive?
 
     /// - Parameters:
     ///   - group: the loop the connections live on (one loop of its own by default).
     ///   - tls: the client context for `wss://` (default: `TLSContext.verifyingClient()`).
-    public init(group: EventLoopGroup = EventLoopGroup(count: 1), tls: TLSContext? = nil) {
+    ///   - keepalive: pings on a quiet connection (nil: none; the gateway still pings it).
+    public init(group: EventLoopGroup = EventLoopGroup(count: 1), tls: TLSContext? = nil,
+                keepalive: Keepalive? = Keepalive()) {
         self.group = group
         self.tls = tls
+        self.keepalive = keepalive
     }
 
     public func connect(to url: String) async throws -> any ChatTransportConnection {
@@ -38,7 +57,7 @@ public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
                 }
             }
         }
-        let connection = WebSocketTransportConnection(target: target, loop: group.next())
+        let connection = WebSocketTransportConnection(target: target, loop: group.next(), keepalive: keepalive)
         try await connection.open(tls: context)
         return connection
     }
@@ -57,8 +76,8 @@ public final class WebSocketTransport: ChatTransport, @unchecked Sendable {
     }
 }
 
-/// One WebSocket on the loop: the upgrade, then text messages into `events`. Everything
-/// mutable is touched on the loop only.
+/// One WebSocket on the loop: the client role's upgrade, then text messages into `events`,
+/// and the keepalive checks. Everything mutable is touched on the loop only.
 final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHandler, @unchecked Sendable {
     private enum Phase { case connecting, upgrading, open, closed }
 
@@ -69,21 +88,32 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
     private let loop: EventLoop
     private var phase = Phase.connecting
     private var socket: SocketConnection?
-    private var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 16 << 20)
-    private var handshake: WebSocketClientHandshake
-    private var response: [UInt8] = []
-    private var frameEvents: [WebSocketConnection.Event] = []
+    private let webSocket: WebSocketClientConnection
+    /// How often keepalive is checked (nil: no keepalive).
+    private let keepaliveCheckInterval: Duration?
     private var opened: CheckedContinuation<Void, any Error>?
     private var closeCode: Int?
     /// The reason of the server's close frame (a refusal's names its `ERR_*` code).
     private var closeReason = ""
 
-    init(target: WebSocketURL, loop: EventLoop) {
+    init(target: WebSocketURL, loop: EventLoop, keepalive: WebSocketTransport.Keepalive?) {
         host = target.host
         port = target.port(secure: target.secure)
         self.loop = loop
-        handshake = WebSocketClientHandshake(host: WebSocketURL.hostHeader(host: host, port: port), target: target.target)
+        let handshake = WebSocketClientHandshake(host: WebSocketURL.hostHeader(host: host, port: port), target: target.target,
+                                                 maxHeadBytes: 64 * 1024)
+        let inMilliseconds = keepalive.map {
+            WebSocketKeepalive(idle: Self.milliseconds($0.idle), pongTimeout: Self.milliseconds($0.pongTimeout))
+        }
+        webSocket = WebSocketClientConnection(handshake: handshake, maxMessageBytes: 16 << 20, keepalive: inMilliseconds)
+        // A few checks per period, so a ping or a timeout comes at most a quarter late.
+        keepaliveCheckInterval = keepalive.map { max(.milliseconds(10), min($0.idle, $0.pongTimeout) / 4) }
         (events, continuation) = AsyncStream.makeStream(of: TransportEvent.self)
+    }
+
+    private static func milliseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(max(0, seconds)) * 1000 + UInt64(max(0, attoseconds) / 1_000_000_000_000_000)
     }
 
     func open(tls: TLSContext?) async throws {
@@ -103,15 +133,18 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
     func send(_ text: String) {
         loop.execute { [self] in
             guard phase == .open, let socket else { return }
-            socket.write(webSocket.encodeText(Array(text.utf8)))
+            webSocket.send(text: Array(text.utf8), on: socket)
         }
     }
 
     func close() {
         loop.execute { [self] in
             guard phase == .open, let socket else { return }
-            if let frame = webSocket.encodeClose(code: .normal) { socket.write(frame) }
-            socket.close()
+            if webSocket.isOpen {
+                webSocket.close(code: .normal, on: socket)
+            } else {
+                socket.close()
+            }
         }
     }
 
@@ -120,18 +153,39 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
         loop.execute { [self] in socket?.closeNow() }
     }
 
+    /// Stops reading, as a network that stopped delivering would: nothing more arrives,
+    /// pongs included (tests).
+    func stallForTesting() {
+        loop.execute { [self] in socket?.pauseReading() }
+    }
+
     // MARK: ConnectionHandler (on the loop)
 
     func connectionDidConnect(_ connection: SocketConnection) {
         phase = .upgrading
-        connection.write(handshake.request)
+        webSocket.start(on: connection)
     }
 
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
-        switch phase {
-        case .upgrading: upgrade(bytes, on: connection)
-        case .open: receive(bytes, on: connection)
-        case .connecting, .closed: break
+        guard phase == .upgrading || phase == .open else { return }
+        webSocket.receive(bytes, on: connection) { event in
+            switch event {
+            case .opened:
+                phase = .open
+                opened?.resume()
+                opened = nil
+                scheduleKeepaliveCheck()
+            case .refused(.status(let status, let body)):
+                refuse(Self.refusal(status: status, body: body), connection)
+            case .refused(let refusal):
+                refuse(ChatClientError(.connectionFailed, "\(refusal)"), connection)
+            case .text(let payload):
+                continuation.yield(.text(String(decoding: payload, as: UTF8.self)))
+            case .binary:
+                break
+            case .ended(let ending):
+                end(ending)
+            }
         }
     }
 
@@ -149,27 +203,37 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
         socket = nil
     }
 
-    private func upgrade(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
-        response.append(contentsOf: bytes)
-        guard let head = HTTPResponseHead.parse(response) else {
-            if response.count > 64 * 1024 { refuse(ChatClientError(.connectionFailed, "response head too large"), connection) }
+    /// The WebSocket ended; the socket is closing. The app hears it when the socket is gone,
+    /// except after a ping timeout: the server is presumed gone, so at once.
+    private func end(_ ending: WebSocketClientConnection.Ending) {
+        switch ending {
+        case .closed(let code, let reason):
+            closeCode = code.map { Int($0.rawValue) } ?? 1005
+            closeReason = reason.isEmpty ? "closed" : reason
+        case .failed:
+            closeCode = 1002
+        case .pingTimeout:
+            phase = .closed
+            continuation.yield(.closed(code: nil, reason: "no answer to a ping"))
+            continuation.finish()
+        }
+    }
+
+    private func scheduleKeepaliveCheck() {
+        guard let interval = keepaliveCheckInterval else { return }
+        let (seconds, attoseconds) = interval.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        loop.queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in self?.checkKeepalive() }
+    }
+
+    private func checkKeepalive() {
+        guard phase == .open, let socket else { return }
+        let now = DispatchTime.now().uptimeNanoseconds / 1_000_000
+        if case .ended(let ending) = webSocket.checkKeepalive(now: now, on: socket) {
+            end(ending)
             return
         }
-        guard head.status == 101 else {
-            let body = response.count > head.byteCount ? Array(response[head.byteCount...]) : []
-            refuse(Self.refusal(status: head.status, body: body), connection)
-            return
-        }
-        guard head.header("Sec-WebSocket-Accept") == handshake.expectedAccept else {
-            refuse(ChatClientError(.connectionFailed, "bad Sec-WebSocket-Accept"), connection)
-            return
-        }
-        phase = .open
-        let rest = Array(response[head.byteCount...])
-        response = []
-        opened?.resume()
-        opened = nil
-        if !rest.isEmpty { rest.withUnsafeBytes { receive($0, on: connection) } }
+        scheduleKeepaliveCheck()
     }
 
     /// The handshake's HTTP error as a `ChatClientError` (its `ERR_*` code when the body has one).
@@ -196,28 +260,6 @@ final class WebSocketTransportConnection: ChatTransportConnection, ConnectionHan
         opened?.resume(throwing: error)
         opened = nil
         continuation.finish()
-    }
-
-    private func receive(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
-        webSocket.receive(bytes, events: &frameEvents)
-        for event in frameEvents {
-            switch event {
-            case .text(let payload):
-                continuation.yield(.text(String(decoding: payload, as: UTF8.self)))
-            case .send(let frame):
-                connection.write(frame)
-            case .closed(let code, let reason):
-                closeCode = code.map { Int($0.rawValue) } ?? 1005
-                closeReason = reason.isEmpty ? "closed" : reason
-                connection.close()
-            case .failed:
-                closeCode = 1002
-                connection.close()
-            default:
-                break
-            }
-        }
-        frameEvents.removeAll(keepingCapacity: true)
     }
 }
 #endif

@@ -127,7 +127,8 @@ public final class GatewayServer: @unchecked Sendable {
         server.router = HTTPRouter(
             echoEnabled: settings.echoEnabled, metrics: metrics,
             metricsCredential: metricsCredential(settings, keys: [chat.admin.apiKey, chat.metrics.apiKey ?? ""]),
-            chat: service, admin: AdminAPI(service: service, apiKey: chat.admin.apiKey),
+            chat: service, authMessageTimeout: settings.timeouts.handshake,
+            admin: AdminAPI(service: service, apiKey: chat.admin.apiKey),
             dependencies: probes.isEmpty ? nil : DependencyWatch(probes: probes, logger: logger),
             console: settings.consoleEnabled ? webConsole(settings, chat: chat, tokens: tokens, logger: logger) : nil)
         return server

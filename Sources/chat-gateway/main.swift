@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Gateway
+import TerminalClient
 import Logging
 
 @main

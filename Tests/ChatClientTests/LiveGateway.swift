@@ -103,13 +103,17 @@ final class LiveGateway: Sendable {
 }
 
 /// Wraps a transport so a test can cut the connection in use: a killed socket, or right after
-/// the next `message.send` went out.
+/// the next `message.send` went out; or stall it, as a network that stops delivering.
 final class CuttableTransport: ChatTransport, @unchecked Sendable {
-    private let inner = WebSocketTransport()
+    private let inner: WebSocketTransport
     private let lock = NSLock()
     private var current: WebSocketTransportConnection?
     private var cutAfterNextSend: Duration?
     private(set) var connects = 0
+
+    init(keepalive: WebSocketTransport.Keepalive? = WebSocketTransport.Keepalive()) {
+        inner = WebSocketTransport(keepalive: keepalive)
+    }
 
     func connect(to url: String) async throws -> any ChatTransportConnection {
         let connection = try await inner.connect(to: url)
@@ -124,6 +128,9 @@ final class CuttableTransport: ChatTransport, @unchecked Sendable {
 
     /// Drops the TCP connection now, without a close frame.
     func kill() { lock.withLock { current }?.dropForTesting() }
+
+    /// Stops reading the connection in use: nothing it receives arrives any more.
+    func stall() { lock.withLock { current }?.stallForTesting() }
 
     /// The next `message.send` is followed, `after` later, by a killed socket.
     func cutAfterNextSend(after delay: Duration) { lock.withLock { cutAfterNextSend = delay } }

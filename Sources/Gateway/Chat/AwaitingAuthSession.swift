@@ -1,6 +1,7 @@
 import ChatCore
 import EventLoop
 import WebSocket
+import WebSocketDriver
 
 /// What a `/v1/ws?auth=message` connection runs until its `auth` message opened a session
 /// (PROTOCOL.md §1): the driver of `AuthMessageExchange`. Once the session is registered the
@@ -12,32 +13,35 @@ final class AwaitingAuthSession: WebSocketApplication, @unchecked Sendable {
     private let options: ChatService.SessionOptions
     private let loop: EventLoop
     private var exchange: AuthMessageExchange?
-    private var socket: WebSocketChannel?
+    private var socket: WebSocketServerConnection?
+    /// Seconds the `auth` message may take (the handshake timeout).
+    private let timeoutSeconds: UInt64
 
-    init(service: ChatService, options: ChatService.SessionOptions, loop: EventLoop) {
+    init(service: ChatService, options: ChatService.SessionOptions, loop: EventLoop, timeoutSeconds: UInt64) {
         self.service = service
         self.options = options
         self.loop = loop
+        self.timeoutSeconds = timeoutSeconds
     }
 
-    func webSocketDidOpen(_ socket: WebSocketChannel) {
+    func webSocketDidOpen(_ socket: WebSocketServerConnection) {
         self.socket = socket
-        exchange = AuthMessageExchange(now: loop.tick, timeoutSeconds: socket.timeouts.handshake)
+        exchange = AuthMessageExchange(now: loop.tick, timeoutSeconds: timeoutSeconds)
     }
 
-    func webSocket(_ socket: WebSocketChannel, didReceiveText bytes: [UInt8]) {
+    func webSocket(_ socket: WebSocketServerConnection, didReceiveText bytes: [UInt8]) {
         perform(exchange?.received(bytes) ?? [])
     }
 
-    func webSocket(_ socket: WebSocketChannel, didReceiveBinary bytes: [UInt8]) {
+    func webSocket(_ socket: WebSocketServerConnection, didReceiveBinary bytes: [UInt8]) {
         socket.close(code: .unsupportedData, reason: "binary messages are not accepted")
     }
 
-    func webSocketTick(_ socket: WebSocketChannel) {
+    func webSocketTick(_ socket: WebSocketServerConnection) {
         perform(exchange?.tick(loop.tick) ?? [])
     }
 
-    func webSocketDidClose(_ socket: WebSocketChannel) {
+    func webSocketDidClose(_ socket: WebSocketServerConnection) {
         self.socket = nil
         exchange?.connectionClosed()
     }

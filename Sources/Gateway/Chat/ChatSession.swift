@@ -1,6 +1,7 @@
 import ChatCore
 import EventLoop
 import WebSocket
+import WebSocketDriver
 
 /// One authenticated `/v1/ws` connection: decodes requests on its loop, hands
 /// them to the service, and writes replies and events. Lives on its loop.
@@ -14,8 +15,8 @@ final class ChatSession: WebSocketApplication {
     let loop: EventLoop
     private let service: ChatService
     /// Strong while open (a weak load per delivery costs an atomic); released when the
-    /// connection closes, which breaks the channel ↔ session cycle.
-    private(set) var socket: WebSocketChannel?
+    /// connection closes, which breaks the connection ↔ session cycle.
+    private(set) var socket: WebSocketServerConnection?
     /// Channels this session receives (kept by its hub shard).
     var channels: Set<ChannelID> = []
     /// Users this user blocked, and users who blocked it: kept current by the hub
@@ -37,11 +38,11 @@ final class ChatSession: WebSocketApplication {
 
     var userForLogs: String? { userID }
 
-    func webSocketDidOpen(_ socket: WebSocketChannel) {
+    func webSocketDidOpen(_ socket: WebSocketServerConnection) {
         self.socket = socket
     }
 
-    func webSocket(_ socket: WebSocketChannel, didReceiveText bytes: [UInt8]) {
+    func webSocket(_ socket: WebSocketServerConnection, didReceiveText bytes: [UInt8]) {
         switch RequestDecoder.decode(bytes) {
         case .success(let request):
             receive(request)
@@ -74,11 +75,11 @@ final class ChatSession: WebSocketApplication {
         }
     }
 
-    func webSocket(_ socket: WebSocketChannel, didReceiveBinary bytes: [UInt8]) {
+    func webSocket(_ socket: WebSocketServerConnection, didReceiveBinary bytes: [UInt8]) {
         socket.close(code: .unsupportedData, reason: "binary messages are not accepted")
     }
 
-    func webSocketDidClose(_ socket: WebSocketChannel) {
+    func webSocketDidClose(_ socket: WebSocketServerConnection) {
         self.socket = nil
         service.sessionClosed(self)
     }
@@ -88,7 +89,7 @@ final class ChatSession: WebSocketApplication {
     }
 
     /// `session.expiring` 60 s before the token's `exp`, close 4001 at `exp`.
-    func webSocketTick(_ socket: WebSocketChannel) {
+    func webSocketTick(_ socket: WebSocketServerConnection) {
         let now = service.clock.now()
         if now >= expiresAt {
             socket.close(code: .tokenExpired, reason: "token expired")

@@ -1,8 +1,9 @@
 import EventLoop
 import WebSocket
+import WebSocketDriver
 
 /// Reads HTTP requests, answers them or upgrades one to a WebSocket, and from
-/// then on feeds the WebSocket channel. An HTTP/1.1 request that is not an
+/// then on feeds the WebSocket connection. An HTTP/1.1 request that is not an
 /// upgrade and does not ask `Connection: close` keeps the connection for the
 /// next one (an app backend calling the admin API pays one TLS handshake, not
 /// one per call); pipelined requests are answered in order, and only while the
@@ -33,7 +34,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
         indirect case deciding(HTTPRequest, leftover: [UInt8])
         /// The connection closed while its upgrade was being decided.
         case abandoned
-        case webSocket(WebSocketChannel)
+        case webSocket(WebSocketServerConnection)
         case done
     }
 
@@ -103,11 +104,11 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     func connectionIsSlow(_ connection: SocketConnection) {
         var user: String?
-        if case .webSocket(let channel) = phase { user = channel.application.userForLogs }
+        if case .webSocket(let webSocket) = phase { user = webSocket.userForLogs }
         observer.slowConsumer(connection, queuedBytes: connection.queuedByteCount, user: user)
         switch phase {
-        case .webSocket(let channel):
-            channel.close(code: .slowConsumer, reason: "slow consumer")
+        case .webSocket(let webSocket):
+            webSocket.close(code: .slowConsumer, reason: "slow consumer")
         case .deciding:
             abandon(connection)
         case .waitingForTurn, .request, .abandoned, .done:
@@ -118,8 +119,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     private func receive(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
         switch phase {
-        case .webSocket(let channel):
-            channel.receive(bytes)
+        case .webSocket(let webSocket):
+            webSocket.receive(bytes)
         case .request(var parser, let since):
             phase = .done
             do {
@@ -182,19 +183,20 @@ final class HTTPConnectionHandler: ConnectionHandler {
             connection.finishHandshakeTurn()
             connection.write(WebSocketHandshake.response(for: upgrade).serialized())
             let state = WebSocketConnection(role: .server, maxMessageBytes: settings.maxMessageBytes, deflate: upgrade.deflate)
-            let channel = WebSocketChannel(socket: connection, protocolState: state, application: application,
-                                           timeouts: settings.timeouts)
-            phase = .webSocket(channel)
+            let keepalive = WebSocketKeepalive(idle: settings.timeouts.idle, pongTimeout: settings.timeouts.pongTimeout)
+            let webSocket = WebSocketServerConnection(socket: connection, protocolState: state, application: application,
+                                                      keepalive: keepalive)
+            phase = .webSocket(webSocket)
             observer.webSocketOpened(connection, path: request.path, deflate: upgrade.deflate != nil, user: application.userForLogs)
-            application.webSocketDidOpen(channel)
+            application.webSocketDidOpen(webSocket)
             if connection.state != .open {
                 // The client left while the upgrade was being decided.
                 phase = .done
-                application.webSocketDidClose(channel)
+                application.webSocketDidClose(webSocket)
                 observer.webSocketClosed(connection, code: nil, user: application.userForLogs)
                 return
             }
-            if !leftover.isEmpty { leftover.withUnsafeBytes { channel.receive($0) } }
+            if !leftover.isEmpty { leftover.withUnsafeBytes { webSocket.receive($0) } }
         }
     }
 
@@ -279,8 +281,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 observer.handshakeRejected(connection, status: 408, reason: "handshake timeout")
                 connection.closeNow()
             }
-        case .webSocket(let channel):
-            channel.tick(tick)
+        case .webSocket(let webSocket):
+            webSocket.tick(tick)
         case .deciding, .abandoned, .done:
             break
         }
@@ -291,8 +293,8 @@ final class HTTPConnectionHandler: ConnectionHandler {
     /// handshake timeout; anything else is dropped.
     func goAway(_ connection: SocketConnection) {
         switch phase {
-        case .webSocket(let channel):
-            channel.close(code: .goingAway, reason: "server shutting down")
+        case .webSocket(let webSocket):
+            webSocket.close(code: .goingAway, reason: "server shutting down")
         case .request(let parser, _) where isIdleBetweenRequests(parser):
             phase = .done
             connection.close()
@@ -307,9 +309,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
 
     func connectionDidClose(_ connection: SocketConnection) {
         switch phase {
-        case .webSocket(let channel):
-            channel.application.webSocketDidClose(channel)
-            observer.webSocketClosed(connection, code: channel.closeCode, user: channel.application.userForLogs)
+        case .webSocket(let webSocket):
+            webSocket.application.webSocketDidClose(webSocket)
+            observer.webSocketClosed(connection, code: webSocket.closeCode, user: webSocket.userForLogs)
             phase = .done
         case .deciding, .abandoned:
             phase = .abandoned

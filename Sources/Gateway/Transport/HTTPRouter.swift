@@ -2,6 +2,7 @@ import ChatCore
 import EventLoop
 import Synchronization
 import WebSocket
+import WebSocketDriver
 
 /// Decides what each HTTP request gets: a response, an upgrade to a WebSocket
 /// application, or a decision that needs the chat core first.
@@ -36,6 +37,8 @@ final class HTTPRouter: Sendable {
     let echoEnabled: Bool
     let metrics: GatewayMetrics
     let chat: ChatService?
+    /// Seconds a `/v1/ws?auth=message` connection has for its `auth` message (the handshake timeout).
+    let authMessageTimeout: UInt64
     let admin: AdminAPI?
     /// Who may read `/metrics`: anyone (nil) on a loopback listener, else a bearer of the
     /// admin key or `metrics.apiKey`.
@@ -47,7 +50,7 @@ final class HTTPRouter: Sendable {
     private let draining = Atomic<Bool>(false)
 
     init(echoEnabled: Bool, metrics: GatewayMetrics, metricsCredential: BearerCredential?,
-         chat: ChatService? = nil, admin: AdminAPI? = nil, dependencies: DependencyWatch? = nil,
+         chat: ChatService? = nil, authMessageTimeout: UInt64 = TransportSettings.Timeouts().handshake, admin: AdminAPI? = nil, dependencies: DependencyWatch? = nil,
          console: WebConsole? = nil) {
         self.dependencies = dependencies
         self.console = console
@@ -55,6 +58,7 @@ final class HTTPRouter: Sendable {
         self.metrics = metrics
         self.metricsCredential = metricsCredential
         self.chat = chat
+        self.authMessageTimeout = authMessageTimeout
         self.admin = admin
     }
 
@@ -86,6 +90,7 @@ final class HTTPRouter: Sendable {
             return upgrade(request) { upgrade in .upgrade(upgrade, EchoApplication()) }
         case "/v1/ws" where chat != nil:
             guard let chat else { break }
+            let authMessageTimeout = authMessageTimeout
             return upgrade(request) { upgrade in
                 .deferred { completion in
                     chat.openSession(request, loop: loop) { verdict in
@@ -96,7 +101,7 @@ final class HTTPRouter: Sendable {
                             completion(.respond(response))
                         case .awaitAuthMessage(let options):
                             completion(.upgrade(upgrade, open: { loop in
-                                AwaitingAuthSession(service: chat, options: options, loop: loop)
+                                AwaitingAuthSession(service: chat, options: options, loop: loop, timeoutSeconds: authMessageTimeout)
                             }))
                         }
                     }

@@ -3,6 +3,7 @@ import Dispatch
 import EventLoop
 import Foundation
 import WebSocket
+import WebSocketDriver
 
 /// `chat-gateway client`: a line-based terminal client. Every frame from the
 /// gateway is printed as one line; every input line is a command (see `help`)
@@ -12,12 +13,8 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
     private let token: String
     private let loop = EventLoop(index: 0)
     private var connection: SocketConnection?
-    /// The upgrade response so far, until its head is complete.
-    private var responseBytes: [UInt8] = []
-    private var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 24)
-    private var upgraded = false
+    private let webSocket: WebSocketClientConnection
     private var nextID = 1
-    private var events: [WebSocketConnection.Event] = []
     private let finished = DispatchSemaphore(value: 0)
 
     public static let help = """
@@ -29,6 +26,12 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
     public init(url: URL, token: String) {
         self.url = url
         self.token = token
+        // The token goes in the first message, not the URL (proxies log URLs: PROTOCOL.md §1).
+        var path = url.path.isEmpty ? "/v1/ws" : url.path
+        path += "?auth=message"
+        if let query = url.query { path += "&" + query }
+        webSocket = WebSocketClientConnection(handshake: WebSocketClientHandshake(host: url.host ?? "localhost", target: path),
+                                              maxMessageBytes: 1 << 24)
     }
 
     /// Connects, then reads commands from standard input until EOF or /quit.
@@ -46,8 +49,12 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
                 loop.execute { [self] in submit(text) }
             }
             loop.execute { [self] in
-                if let close = webSocket.encodeClose(code: .normal) { connection?.write(close) }
-                connection?.close()
+                guard let connection else { return }
+                if webSocket.isOpen {
+                    webSocket.close(code: .normal, on: connection)
+                } else {
+                    connection.close()
+                }
             }
         }
         input.start()
@@ -55,47 +62,33 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
     }
 
     public func connectionDidConnect(_ connection: SocketConnection) {
-        // The token goes in the first message, not the URL (proxies log URLs: PROTOCOL.md §1).
-        var path = url.path.isEmpty ? "/v1/ws" : url.path
-        path += "?auth=message"
-        if let query = url.query { path += "&" + query }
-        connection.write(WebSocketClientHandshake(host: url.host ?? "localhost", target: path).request)
+        webSocket.start(on: connection)
     }
 
     public func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
-        var input = Array(bytes)
-        if !upgraded {
-            responseBytes += input
-            guard let head = HTTPResponseHead.parse(responseBytes) else { return }
-            let rest = Array(responseBytes[head.byteCount...])
-            responseBytes = []
-            guard head.status == 101 else {
-                emit("handshake failed: HTTP \(head.status) \(String(decoding: rest, as: UTF8.self))")
-                connection.close()
-                return
-            }
-            upgraded = true
-            var auth = JSONWriter()
-            auth.beginObject()
-            auth.key("id"); auth.string("auth")
-            auth.key("type"); auth.string("auth")
-            auth.key("token"); auth.string(token)
-            auth.endObject()
-            connection.write(webSocket.encodeText(auth.bytes))
-            emit("connected; type help for commands")
-            input = rest
-        }
-        webSocket.receive(input, events: &events)
-        for event in events {
+        webSocket.receive(bytes, on: connection) { event in
             switch event {
+            case .opened:
+                var auth = JSONWriter()
+                auth.beginObject()
+                auth.key("id"); auth.string("auth")
+                auth.key("type"); auth.string("auth")
+                auth.key("token"); auth.string(token)
+                auth.endObject()
+                webSocket.send(text: auth.bytes, on: connection)
+                emit("connected; type help for commands")
+            case .refused(.status(let status, let body)):
+                emit("handshake failed: HTTP \(status) \(String(decoding: body, as: UTF8.self))")
+                connection.close()
+            case .refused(let refusal):
+                emit("handshake failed: \(refusal)")
+                connection.close()
             case .text(let payload): emit(String(decoding: payload, as: UTF8.self))
-            case .send(let frame): connection.write(frame)
-            case .closed(let code, let reason): emit("closed \(code?.rawValue ?? 1005) \(reason)")
-            case .failed(let error): emit("protocol error \(error)")
-            case .binary, .ping, .pong: break
+            case .ended(.closed(let code, let reason)): emit("closed \(code?.rawValue ?? 1005) \(reason)")
+            case .ended(.failed(let error)): emit("protocol error \(error)")
+            case .ended(.pingTimeout), .binary: break
             }
         }
-        events.removeAll()
     }
 
     public func connectionDidClose(_ connection: SocketConnection) {
@@ -119,12 +112,12 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
             emit("unknown command; type help")
             return
         }
-        guard upgraded, let connection else {
+        guard webSocket.isOpen, let connection else {
             emit("not connected yet")
             return
         }
         emit("> \(json)")
-        connection.write(webSocket.encodeText(Array(json.utf8)))
+        webSocket.send(text: Array(json.utf8), on: connection)
     }
 
     /// One line to standard output, unbuffered so it shows while input is pending.

@@ -49,24 +49,28 @@ final class StalledMember {
             close(fd)
             throw LoadTestError("stalled member: connect failed, errno \(errno)")
         }
-        let request = address.upgrade(token: token).request
+        var handshake = address.upgrade(token: token)
+        let request = handshake.request
         guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else {
             close(fd)
             throw LoadTestError("stalled member: could not send the upgrade")
         }
-        // Read exactly the response head, so no frame byte is taken off the socket.
-        var head: [UInt8] = []
+        // Read the answer a byte at a time, so no frame byte is taken off the socket.
         var byte: UInt8 = 0
-        while !head.ends(with: [13, 10, 13, 10]) {
+        while true {
             guard recv(fd, &byte, 1, 0) == 1 else {
                 close(fd)
                 throw LoadTestError("stalled member: no upgrade response")
             }
-            head.append(byte)
-        }
-        guard head.starts(with: Array("HTTP/1.1 101".utf8)) else {
-            close(fd)
-            throw LoadTestError("stalled member: upgrade refused: \(String(decoding: head.prefix(40), as: UTF8.self))")
+            switch handshake.receive([byte]) {
+            case .needMoreBytes:
+                continue
+            case .accepted:
+                return
+            case .refused(let refusal):
+                close(fd)
+                throw LoadTestError("stalled member: upgrade refused: \(refusal)")
+            }
         }
     }
 
@@ -95,11 +99,5 @@ final class StalledMember {
                 }
             }
         }
-    }
-}
-
-extension [UInt8] {
-    fileprivate func ends(with suffix: [UInt8]) -> Bool {
-        count >= suffix.count && self[(count - suffix.count)...].elementsEqual(suffix)
     }
 }

@@ -1,6 +1,7 @@
 import EventLoop
 import Foundation
 import WebSocket
+import WebSocketDriver
 
 /// One chaos user's WebSocket on the run's event loop. While sending, it keeps up to
 /// `window` `message.send`s unanswered, each with its own `clientMessageId`, and
@@ -54,10 +55,8 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
 
     private(set) var phase = Phase.idle
     private var connection: SocketConnection?
-    private var webSocket = ChaosSender.newWebSocket()
-    private var upgrade: WebSocketClientHandshake?
-    private var handshake: [UInt8] = []
-    private var events: [WebSocketConnection.Event] = []
+    /// The current connection's WebSocket.
+    private var webSocket: WebSocketClientConnection?
     private let decoder = JSONDecoder()
 
     var mode = Mode.paused
@@ -100,12 +99,6 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
         channelIndex = Dictionary(channelIDs.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         histories = Array(repeating: [], count: channelIDs.count)
         storedBefore = Array(repeating: 0, count: channelIDs.count)
-        events.reserveCapacity(64)
-    }
-
-    /// A frame decoder for one connection; large enough for a 100-message history page.
-    private static func newWebSocket() -> WebSocketConnection {
-        WebSocketConnection(role: .client, maxMessageBytes: 8 << 20)
     }
 
     /// Messages issued and not yet acknowledged: in flight, or waiting to be sent again.
@@ -124,8 +117,8 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
     func connect() {
         if phase == .closed { addressIndex = (addressIndex + 1) % addresses.count }
         phase = .connecting
-        webSocket = Self.newWebSocket()
-        handshake = []
+        // Messages up to 8 MiB: a 100-message history page fits.
+        webSocket = WebSocketClientConnection(handshake: address.upgrade(token: token), maxMessageBytes: 8 << 20)
         do {
             connection = try SocketConnection.connect(host: address.host, port: address.port, loop: loop, tls: nil,
                                                       handler: self)
@@ -136,17 +129,29 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
     }
 
     func connectionDidConnect(_ connection: SocketConnection) {
-        let request = address.upgrade(token: token)
-        upgrade = request
         phase = .upgrading
-        connection.write(request.request)
+        webSocket?.start(on: connection)
     }
 
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
-        switch phase {
-        case .open: receive(bytes, on: connection)
-        case .upgrading: finishUpgrade(bytes, on: connection)
-        case .idle, .connecting, .closed: break
+        guard phase == .upgrading || phase == .open, let webSocket else { return }
+        webSocket.receive(bytes, on: connection) { event in
+            switch event {
+            case .opened:
+                phase = .open
+                if let channels = deliveries?.reconnected() { for channel in channels { requestCatchUp(channel) } }
+            case .refused(let refusal):
+                lastConnectFailure = "upgrade answered \(refusal)"
+                connection.closeNow()
+            case .text(let payload):
+                if !ChaosWire.isEvent(payload) {
+                    handleReply(payload)
+                } else if deliveries != nil {
+                    handleEvent(payload)
+                }
+            case .ended, .binary:
+                break
+            }
         }
     }
 
@@ -169,34 +174,17 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
         self.connection = nil
     }
 
-    private func finishUpgrade(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
-        handshake.append(contentsOf: bytes)
-        guard let head = HTTPResponseHead.parse(handshake) else { return }
-        guard head.status == 101, head.header("Sec-WebSocket-Accept") == upgrade?.expectedAccept else {
-            lastConnectFailure = "upgrade answered HTTP \(head.status)"
-            connection.closeNow()
-            return
-        }
-        phase = .open
-        upgrade = nil
-        let rest = Array(handshake[head.byteCount...])
-        handshake = []
-        if let channels = deliveries?.reconnected() { for channel in channels { requestCatchUp(channel) } }
-        if !rest.isEmpty { rest.withUnsafeBytes { receive($0, on: connection) } }
-    }
-
     /// A normal close (1000), at the end of the run.
     func close() {
-        guard phase == .open, let connection else { return }
-        if let frame = webSocket.encodeClose(code: .normal) { connection.write(frame) }
-        connection.close()
+        guard phase == .open, let connection, let webSocket else { return }
+        webSocket.close(code: .normal, on: connection)
     }
 
     // MARK: sending
 
     /// Fills the window: retries first, then (in `.everything`) new messages, round-robin over the channels.
     func pump() {
-        guard phase == .open, let connection, mode != .paused else { return }
+        guard phase == .open, let connection, let webSocket, mode != .paused else { return }
         while sendsInFlight < window {
             var send: ChaosSend
             if !retryQueue.isEmpty {
@@ -225,7 +213,7 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
             counters.sent += 1
             let payload = ChaosWire.send(id: id, channelID: channelIDs[send.channelIndex], text: send.text,
                                          clientMessageID: send.clientMessageID)
-            connection.write(webSocket.encodeText(payload))
+            webSocket.send(text: payload, on: connection)
         }
     }
 
@@ -255,11 +243,11 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
     /// Asks for each channel's newest message; the answers land in `lastSeqs`.
     func requestLastSeqs() {
         lastSeqs = [:]
-        guard phase == .open, let connection else { return }
+        guard phase == .open, let connection, let webSocket else { return }
         for channel in channelIDs.indices {
             let id = nextID()
             outstanding[id] = .lastSeq(channel: channel)
-            connection.write(webSocket.encodeText(ChaosWire.lastMessage(id: id, channelID: channelIDs[channel])))
+            webSocket.send(text: ChaosWire.lastMessage(id: id, channelID: channelIDs[channel]), on: connection)
         }
     }
 
@@ -271,33 +259,10 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
     }
 
     private func requestPage(_ channel: Int, cursor: String?) {
-        guard phase == .open, let connection else { return }
+        guard phase == .open, let connection, let webSocket else { return }
         let id = nextID()
         outstanding[id] = .history(channel: channel)
-        connection.write(webSocket.encodeText(ChaosWire.historyPage(id: id, channelID: channelIDs[channel], cursor: cursor)))
-    }
-
-    // MARK: receiving
-
-    private func receive(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
-        webSocket.receive(bytes, events: &events)
-        for event in events {
-            switch event {
-            case .text(let payload):
-                if !ChaosWire.isEvent(payload) {
-                    handleReply(payload)
-                } else if deliveries != nil {
-                    handleEvent(payload)
-                }
-            case .send(let frame):
-                connection.write(frame)
-            case .closed, .failed:
-                connection.close()
-            case .binary, .ping, .pong:
-                break
-            }
-        }
-        events.removeAll(keepingCapacity: true)
+        webSocket.send(text: ChaosWire.historyPage(id: id, channelID: channelIDs[channel], cursor: cursor), on: connection)
     }
 
     // MARK: live deliveries (cluster runs)
@@ -320,11 +285,11 @@ final class ChaosSender: ConnectionHandler, @unchecked Sendable {
     }
 
     private func requestCatchUp(_ channel: Int, after: Int64? = nil) {
-        guard phase == .open, let connection, let deliveries else { return }
+        guard phase == .open, let connection, let webSocket, let deliveries else { return }
         let id = nextID()
         outstanding[id] = .catchUp(channel: channel)
-        connection.write(webSocket.encodeText(ChaosWire.historyAfter(id: id, channelID: channelIDs[channel],
-                                                                     afterSeq: after ?? deliveries.afterSeq(channel))))
+        webSocket.send(text: ChaosWire.historyAfter(id: id, channelID: channelIDs[channel],
+                                                    afterSeq: after ?? deliveries.afterSeq(channel)), on: connection)
     }
 
     private func handleReply(_ payload: [UInt8]) {

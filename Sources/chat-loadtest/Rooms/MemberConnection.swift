@@ -1,10 +1,11 @@
 import EventLoop
 import WebSocket
+import WebSocketDriver
 
 /// One member's WebSocket: the upgrade, then every `message.new` it receives is
 /// checked off and timed; a publisher also sends `message.send` and counts the
-/// replies. Lives on one loop. The receive path reuses its event array, reads
-/// the stamp without a JSON parse and allocates only what the frame decoder does.
+/// replies. Lives on one loop. The receive path reads the stamp without a JSON
+/// parse, the clock once per read, and allocates only what the frame decoder does.
 final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     private enum Phase {
         case idle, connecting, upgrading, open, closed
@@ -16,10 +17,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     private let token: String
     private var phase = Phase.idle
     private var connection: SocketConnection?
-    private var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 20)
-    private var upgrade: WebSocketClientHandshake?
-    private var handshake: [UInt8] = []
-    private var events: [WebSocketConnection.Event] = []
+    private var webSocket: WebSocketClientConnection?
     private var received: ReceivedBits
     private var closingOnPurpose = false
     private var startedAt: UInt64 = 0
@@ -35,7 +33,6 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
         received = ReceivedBits(publishers: recorder.plan.sendersPerChannel)
         publishers = recorder.plan.publishers
         groupSize = recorder.plan.groupSize
-        events.reserveCapacity(64)
     }
 
     var isOpen: Bool { phase == .open }
@@ -45,8 +42,12 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
         let plan = recorder.plan
         phase = .connecting
         startedAt = MonotonicClock.now()
+        let address = plan.address(of: index)
+        let client = WebSocketClientConnection(handshake: address.upgrade(token: token, deflate: plan.deflate),
+                                               maxMessageBytes: 1 << 20)
+        if plan.deflate { client.messageInflater = recorder.inflateMemo }
+        webSocket = client
         do {
-            let address = plan.address(of: index)
             connection = try SocketConnection.connect(host: address.host, port: address.port,
                                                       loop: recorder.loop, tls: plan.tls, handler: self)
         } catch {
@@ -58,20 +59,36 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     // MARK: ConnectionHandler
 
     func connectionDidConnect(_ connection: SocketConnection) {
-        let handshake = recorder.plan.address(of: index).upgrade(token: token, deflate: recorder.plan.deflate)
-        upgrade = handshake
         phase = .upgrading
-        connection.write(handshake.request)
+        webSocket?.start(on: connection)
     }
 
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
-        switch phase {
-        case .open:
-            receiveFrames(bytes, on: connection)
-        case .upgrading:
-            finishUpgrade(bytes, on: connection)
-        case .idle, .connecting, .closed:
-            break
+        guard phase == .upgrading || phase == .open, let webSocket else { return }
+        // One clock read for every message of this read, taken after they were all decoded.
+        var now: UInt64 = 0
+        webSocket.receive(bytes, on: connection) { event in
+            switch event {
+            case .text(let payload):
+                if now == 0 { now = MonotonicClock.now() }
+                if phase == .open { handleText(payload, receivedAt: now) }
+            case .opened(let deflate):
+                opened(deflate: deflate, on: connection)
+            case .refused(let refusal):
+                failUpgrade("\(refusal)", connection)
+            case .ended(.closed(let code, let reason)):
+                if !closingOnPurpose {
+                    recorder.counters.disconnected += 1
+                    recorder.recordClose("close \(code?.rawValue ?? 1005) \(reason)")
+                }
+                closingOnPurpose = true
+            case .ended(.failed(let error)):
+                recorder.counters.disconnected += 1
+                recorder.recordClose("protocol error: \(error)")
+                closingOnPurpose = true
+            case .ended(.pingTimeout), .binary:
+                break
+            }
         }
     }
 
@@ -92,36 +109,14 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
 
     // MARK: upgrade
 
-    private func finishUpgrade(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
-        handshake.append(contentsOf: bytes)
-        guard let head = HTTPResponseHead.parse(handshake) else {
-            if handshake.count > 16 * 1024 { failUpgrade("response head over 16 KiB", connection) }
+    private func opened(deflate: DeflateParameters?, on connection: SocketConnection) {
+        if recorder.plan.deflate && deflate == nil {
+            failUpgrade("permessage-deflate declined", connection)
             return
-        }
-        guard head.status == 101 else {
-            failUpgrade("HTTP \(head.status)", connection)
-            return
-        }
-        guard head.header("Sec-WebSocket-Accept") == upgrade?.expectedAccept else {
-            failUpgrade("bad Sec-WebSocket-Accept", connection)
-            return
-        }
-        if recorder.plan.deflate {
-            guard let agreed = head.header("Sec-WebSocket-Extensions"),
-                  let parameters = DeflateParameters.clientAccept(response: [agreed]) else {
-                failUpgrade("permessage-deflate declined", connection)
-                return
-            }
-            webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 20, deflate: parameters)
-            webSocket.messageInflater = recorder.inflateMemo
         }
         phase = .open
-        upgrade = nil
         recorder.counters.connected += 1
         recorder.handshakeLatency.record(nanoseconds: MonotonicClock.now() &- startedAt)
-        let rest = Array(handshake[head.byteCount...])
-        handshake = []
-        if !rest.isEmpty { rest.withUnsafeBytes { receiveFrames($0, on: connection) } }
     }
 
     private func failUpgrade(_ reason: String, _ connection: SocketConnection) {
@@ -131,35 +126,6 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     // MARK: receiving
-
-    private func receiveFrames(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
-        webSocket.receive(bytes, events: &events)
-        guard !events.isEmpty else { return }
-        let now = MonotonicClock.now()
-        for index in events.indices {
-            switch events[index] {
-            case .text(let payload):
-                handleText(payload, receivedAt: now)
-            case .send(let frame):
-                connection.write(frame)
-            case .closed(let code, let reason):
-                if !closingOnPurpose {
-                    recorder.counters.disconnected += 1
-                    recorder.recordClose("close \(code?.rawValue ?? 1005) \(reason)")
-                }
-                closingOnPurpose = true
-                connection.close()
-            case .failed(let error):
-                recorder.counters.disconnected += 1
-                recorder.recordClose("protocol error: \(error)")
-                closingOnPurpose = true
-                connection.close()
-            case .binary, .ping, .pong:
-                break
-            }
-        }
-        events.removeAll(keepingCapacity: true)
-    }
 
     private func handleText(_ payload: [UInt8], receivedAt now: UInt64) {
         let finding = payload.withUnsafeBytes { FrameScanner.scan($0) }
@@ -216,15 +182,15 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     private func sendChatter(_ request: [UInt8]) {
-        guard phase == .open, let connection else { return }
-        connection.write(webSocket.encodeText(request))
+        guard phase == .open, let connection, let webSocket else { return }
+        webSocket.send(text: request, on: connection)
     }
 
     // MARK: sending
 
     /// Sends the publisher's next `message.send`, its text stamped `stamp`.
     func sendMessage(stamp: UInt64) {
-        guard phase == .open, let connection, let publisher else { return }
+        guard phase == .open, let connection, let publisher, let webSocket else { return }
         let sequence = publisher.beginSend(at: MonotonicClock.now())
         let frame = publisher.encoder.encode(sequence: sequence, stamp: stamp) { webSocket.encodeText($0) }
         connection.write(frame)
@@ -233,9 +199,8 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
 
     /// A normal close (1000), at the end of the run.
     func close() {
-        guard phase == .open, let connection else { return }
+        guard phase == .open, let connection, let webSocket else { return }
         closingOnPurpose = true
-        if let frame = webSocket.encodeClose(code: .normal) { connection.write(frame) }
-        connection.close()
+        webSocket.close(code: .normal, on: connection)
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import EventLoop
 import WebSocket
+import WebSocketDriver
 
 /// A storm participant's WebSocket, on one loop: TCP and TLS, offering the session of its
 /// last connection when it kept one, then the upgrade with its token. A failed attempt
@@ -25,10 +26,8 @@ class StormConnection: ConnectionHandler, @unchecked Sendable {
     var session: TLSResumableSession?
     /// Whether the server resumed the session on the current connection.
     private(set) var resumed = false
-    private var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 4 << 20)
-    private var upgrade: WebSocketClientHandshake?
-    private var responseHead: [UInt8] = []
-    private var events: [WebSocketConnection.Event] = []
+    /// The current attempt's WebSocket.
+    private var webSocket: WebSocketClientConnection?
     private var connectPhase: StormPhase?
     private var dropPhase: StormPhase?
     private var attempts = 0
@@ -40,7 +39,6 @@ class StormConnection: ConnectionHandler, @unchecked Sendable {
         self.address = address
         self.tls = tls
         self.token = token
-        events.reserveCapacity(16)
     }
 
     // MARK: for subclasses
@@ -53,8 +51,8 @@ class StormConnection: ConnectionHandler, @unchecked Sendable {
 
     /// Sends one text message (dropped unless open).
     func send(_ json: String) {
-        guard state == .open, let connection else { return }
-        connection.write(webSocket.encodeText(Array(json.utf8)))
+        guard state == .open, let connection, let webSocket else { return }
+        webSocket.send(text: Array(json.utf8), on: connection)
     }
 
     // MARK: connecting
@@ -71,8 +69,7 @@ class StormConnection: ConnectionHandler, @unchecked Sendable {
         generation += 1
         state = .connecting
         resumed = false
-        webSocket = WebSocketConnection(role: .client, maxMessageBytes: 4 << 20)
-        responseHead = []
+        webSocket = WebSocketClientConnection(handshake: address.upgrade(token: token), maxMessageBytes: 4 << 20)
         do {
             connection = try SocketConnection.connect(host: address.host, port: address.port, loop: loop, tls: tls,
                                                       session: session, handler: self)
@@ -109,18 +106,31 @@ class StormConnection: ConnectionHandler, @unchecked Sendable {
 
     func connectionDidConnect(_ connection: SocketConnection) {
         guard connection === self.connection else { return }
-        let handshake = address.upgrade(token: token)
-        upgrade = handshake
         state = .upgrading
-        connection.write(handshake.request)
+        webSocket?.start(on: connection)
     }
 
     func connection(_ connection: SocketConnection, didRead bytes: UnsafeRawBufferPointer) {
-        guard connection === self.connection else { return }
-        switch state {
-        case .upgrading: finishUpgrade(bytes, on: connection)
-        case .open: receiveFrames(bytes, on: connection)
-        case .idle, .connecting, .closed: break
+        guard connection === self.connection, state == .upgrading || state == .open, let webSocket else { return }
+        webSocket.receive(bytes, on: connection) { event in
+            switch event {
+            case .opened:
+                opened(on: connection)
+            case .refused(let refusal):
+                failAttempt("\(refusal)")
+            case .text(let payload):
+                if state == .open { received(StormFrame(payload)) }
+            case .ended(.closed(let code, let reason)):
+                guard state == .open else { break }
+                state = .closed
+                lost("close \(code?.rawValue ?? 1005) \(reason)")
+            case .ended(.failed(let error)):
+                guard state == .open else { break }
+                state = .closed
+                lost("protocol error: \(error)")
+            case .ended(.pingTimeout), .binary:
+                break
+            }
         }
     }
 
@@ -142,55 +152,13 @@ class StormConnection: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    private func finishUpgrade(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
-        responseHead.append(contentsOf: bytes)
-        guard let head = HTTPResponseHead.parse(responseHead) else {
-            if responseHead.count > 16 * 1024 { failAttempt("response head over 16 KiB") }
-            return
-        }
-        guard head.status == 101, head.header("Sec-WebSocket-Accept") == upgrade?.expectedAccept else {
-            failAttempt(head.status == 101 ? "bad Sec-WebSocket-Accept" : "HTTP \(head.status)")
-            return
-        }
+    private func opened(on connection: SocketConnection) {
         state = .open
-        upgrade = nil
         resumed = connection.isTLSResumed
-        let rest = Array(responseHead[head.byteCount...])
-        responseHead = []
         if let phase = connectPhase {
             connectPhase = nil
             if resumed { phase.resumed.add(1, ordering: .relaxed) }
             phase.finish(ok: true)
-        }
-        if !rest.isEmpty { rest.withUnsafeBytes { receiveFrames($0, on: connection) } }
-    }
-
-    // MARK: open
-
-    private func receiveFrames(_ bytes: UnsafeRawBufferPointer, on connection: SocketConnection) {
-        webSocket.receive(bytes, events: &events)
-        guard !events.isEmpty else { return }
-        let batch = events
-        events.removeAll(keepingCapacity: true)
-        for event in batch {
-            switch event {
-            case .text(let payload):
-                if state == .open { received(StormFrame(payload)) }
-            case .send(let frame):
-                connection.write(frame)
-            case .closed(let code, let reason):
-                guard state == .open else { break }
-                state = .closed
-                connection.close()
-                lost("close \(code?.rawValue ?? 1005) \(reason)")
-            case .failed(let error):
-                guard state == .open else { break }
-                state = .closed
-                connection.close()
-                lost("protocol error: \(error)")
-            case .binary, .ping, .pong:
-                break
-            }
         }
     }
 
@@ -212,9 +180,8 @@ class StormConnection: ConnectionHandler, @unchecked Sendable {
 
     /// A normal close (1000) at the end of the run.
     func close() {
-        guard state == .open, let connection else { return }
+        guard state == .open, let connection, let webSocket else { return }
         state = .closed
-        if let frame = webSocket.encodeClose(code: .normal) { connection.write(frame) }
-        connection.close()
+        webSocket.close(code: .normal, on: connection)
     }
 }
