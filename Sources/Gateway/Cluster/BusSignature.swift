@@ -1,4 +1,4 @@
-import COpenSSL
+import ChatCore
 
 /// `cluster.busSecret`: every payload a node puts on a bus channel is sent as
 /// `<HMAC-SHA256, 64 hex digits> <payload>`, the MAC taken over the channel name, a
@@ -8,11 +8,11 @@ import COpenSSL
 /// It keeps out whoever can PUBLISH without the secret; it does not stop a replay of a
 /// payload once seen on the bus, nor guard Redis's keys (AUTH, ACLs and TLS do).
 struct BusSignature: Sendable {
-    private let key: [UInt8]
+    private let authenticator: MessageAuthenticator
     static let macHexLength = 64
 
     init(secret: String) {
-        key = Array(secret.utf8)
+        authenticator = MessageAuthenticator(key: Array(secret.utf8))
     }
 
     /// The MAC of `payload` on `channel`, as 64 lowercase hex digits.
@@ -20,19 +20,7 @@ struct BusSignature: Sendable {
         var input = Array(channel.utf8)
         input.append(UInt8(ascii: "\n"))
         input.append(contentsOf: payload)
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let ok = key.withUnsafeBufferPointer { key in
-            input.withUnsafeBufferPointer { input in
-                digest.withUnsafeMutableBufferPointer { digest in
-                    HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), input.baseAddress, input.count,
-                         digest.baseAddress, &length) != nil
-                }
-            }
-        }
-        // HMAC fails only without memory; an all-zero MAC then matches nothing real.
-        guard ok, length == 32 else { return [UInt8](repeating: UInt8(ascii: "0"), count: Self.macHexLength) }
-        return Self.hex(digest[0..<32])
+        return Self.hex(authenticator.mac(input))
     }
 
     /// `payload` with its MAC in front, ready to PUBLISH on `channel`.
@@ -44,16 +32,11 @@ struct BusSignature: Sendable {
     func verified(_ message: [UInt8], channel: String) -> [UInt8]? {
         guard message.count > Self.macHexLength, message[Self.macHexLength] == UInt8(ascii: " ") else { return nil }
         let payload = Array(message[(Self.macHexLength + 1)...])
-        let expected = mac(payload, channel: channel)
-        let equal = expected.withUnsafeBytes { expected in
-            message.withUnsafeBytes { given in
-                CRYPTO_memcmp(expected.baseAddress, given.baseAddress, Self.macHexLength) == 0
-            }
-        }
-        return equal ? payload : nil
+        let given = Array(message[..<Self.macHexLength])
+        return MessageAuthenticator.equal(mac(payload, channel: channel), given) ? payload : nil
     }
 
-    private static func hex(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+    private static func hex(_ bytes: [UInt8]) -> [UInt8] {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(bytes.count * 2)
