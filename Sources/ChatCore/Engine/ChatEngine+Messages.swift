@@ -321,8 +321,9 @@ extension ChatEngine {
         } else {
             counters.openChannelThrottled += 1
         }
-        // A reply moved its parent's count: sent after the reply itself.
-        if stored.parentSeq != nil { effects += logChange(.reply(stored, excluding: excluding)) }
+        // A reply moved its parent's count: sent after the reply itself, to the replying
+        // connection too (its `ok` was the reply, not the parent).
+        if stored.parentSeq != nil { effects += logChange(.reply(stored, excluding: nil)) }
         return effects
     }
 
