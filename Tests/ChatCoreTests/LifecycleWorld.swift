@@ -145,7 +145,7 @@ struct LifecycleWorld {
                 queue += engine.historyRead(read, batch, monotonicNow: now)
             case .readChanges(let read, let channel, let viewer, let after, let limit):
                 let batch = (messages[channel] ?? []).filter { $0.hiddenFrom != viewer && $0.version > after }
-                    .sorted { $0.version < $1.version }.prefix(limit)
+                    .sorted { ($0.version, $0.seq) < ($1.version, $1.seq) }.prefix(limit)
                 queue += engine.changesRead(read, Array(batch))
             case .readAttributions(let read, let channel, let seqs, let users, let viewer):
                 var attributions = MessageAttributions()
