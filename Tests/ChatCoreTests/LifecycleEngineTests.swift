@@ -95,3 +95,20 @@ struct LifecycleEngineTests {
         #expect(received.first?["reactions"]?.keys == ["x", "y", "z"], "the counts from the message read again")
     }
 }
+
+extension LifecycleEngineTests {
+    @Test("1-to-1: an edit made during the block never reaches the blocker's channel list or unread count")
+    func editDuringBlockLeavesTheListAlone() {
+        var world = LifecycleWorld(users: ["a", "b"], settings: ChatEngine.Settings(reactionEventWindowMilliseconds: 0))
+        world.connect("a")
+        world.connect("b")
+        let channel = world.channel(.group, creator: "a", members: ["b"])
+        world.send("b", channel, "hello")
+        world.run(world.engine.markRead(channel, seq: 1, by: "a", session: 1, for: world.requester("a")))
+        world.block("a", "b")
+        world.change("b", channel, 1, .edit(MessageEdit(text: "nasty")))
+        #expect(world.engine.directory.lastMessage(of: channel, for: "a")?.text == "hello")
+        #expect(world.engine.directory.lastMessage(of: channel, for: "b")?.text == "nasty")
+        #expect(world.engine.directory.readState(of: channel, for: "a").unreadCount == 0)
+    }
+}

@@ -37,6 +37,9 @@ struct BlockLifecycleTests {
         _ = try bob.ok("message.update", ["channelId": id, "seq": 1, "text": "something nasty"])
         #expect(try alice.expectNoEvent("message.updated"))
         #expect(try alice.historyTexts(id) == [])
+        let preview = try alice.listedChannel(id)?["lastMessage"] as? [String: Any]
+        #expect(preview?["text"] as? String != "something nasty", "the edit never reaches alice's channel list")
+        #expect(try alice.listedChannel(id)?["unreadCount"] as? Int == 0)
         _ = try alice.blockResults("user.unblock", ["bob"])
         _ = try bob.ok("message.update", ["channelId": id, "seq": 1, "text": "sorry"])
         #expect(try alice.expectNoEvent("message.updated"))

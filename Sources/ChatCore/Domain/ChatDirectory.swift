@@ -443,9 +443,18 @@ public struct ChatDirectory: Sendable {
     public mutating func messageChanged(_ message: Message) {
         let channel = message.channelID
         advanceVersion(of: channel, to: message.version)
-        if lastMessage[channel]?.seq == message.seq { lastMessage[channel] = message }
+        if let previous = lastMessage[channel], previous.seq == message.seq {
+            if let hidden = message.hiddenFrom, previous.hiddenFrom == nil, lastVisible[channel]?[hidden] == nil {
+                // An edit hid the newest message from a 1-to-1 member: its list keeps showing
+                // the message as it was before, never the edit.
+                lastVisible[channel, default: [:]][hidden] = .some(previous)
+            }
+            lastMessage[channel] = message
+        }
         if var views = lastVisible[channel] {
-            for (viewer, visible) in views where visible?.seq == message.seq { views[viewer] = .some(message) }
+            for (viewer, visible) in views where visible?.seq == message.seq && viewer != message.hiddenFrom {
+                views[viewer] = .some(message)
+            }
             lastVisible[channel] = views
         }
         if message.isDeleted {
