@@ -65,9 +65,6 @@ public struct ReadState: Decodable, Sendable, Equatable {
     public var channelId: String
     public var lastReadSeq: Int64
     public var unreadCount: Int64
-    /// The channel's change counter (v1.2, §15): every new message, edit, delete, reaction and
-    /// reply takes the next value. 0 from a gateway before v1.2.
-    public var version: Int64 = 0
 }
 
 /// A user's presence (`presence.subscribe`, `user.presence`).
