@@ -132,16 +132,19 @@ struct PostgresBatch {
         }
 
         var lastSeq: [ChannelID: Int64] = [:]
+        var lastVersion: [ChannelID: Int64] = [:]
         var oneToOne: Set<ChannelID> = []
         let channelIDs = Array(Set(fresh.map(\.message.channelID))).sorted()
         let locking = Array(Set(channelIDs).union(alsoLock)).sorted()
-        for try await (id, seq, isOneToOne) in try await connection.query(
-            "SELECT id, last_seq, is_one_to_one FROM channels WHERE id = ANY(\(locking)) ORDER BY id FOR UPDATE",
-            logger: logger).decode((String, Int64, Bool).self) {
+        for try await (id, seq, version, isOneToOne) in try await connection.query(
+            "SELECT id, last_seq, version, is_one_to_one FROM channels WHERE id = ANY(\(locking)) ORDER BY id FOR UPDATE",
+            logger: logger).decode((String, Int64, Int64, Bool).self) {
             lastSeq[id] = seq
+            lastVersion[id] = version
             if isOneToOne { oneToOne.insert(id) }
         }
         channelsLocked?(channelIDs)
+        let parents = try await threadParents(of: fresh.map(\.message))
         let hiddenFrom = oneToOne.isDisjoint(with: channelIDs)
             ? [:] : try await hiddenOneToOneRecipients(of: fresh.map(\.message).filter { oneToOne.contains($0.channelID) })
         var inserted: [Message] = []
@@ -151,8 +154,17 @@ struct PostgresBatch {
                 outcome[position] = .failure(StoreError("insertMessage: unknown channel \(message.channelID)"))
                 continue
             }
+            if let parentSeq = message.parentSeq, parents[ParentKey(channel: message.channelID, seq: parentSeq)] != true {
+                // No such message, or a reply: a reply cannot be a parent (§15).
+                outcome[position] = .success(.refused(.messageNotFound))
+                continue
+            }
             var message = message
             message.seq = last + 1
+            message.version = (lastVersion[message.channelID] ?? 0) + 1
+            message.reactions = [:]
+            message.replyCount = 0
+            lastVersion[message.channelID] = message.version
             if message.hiddenFrom == nil, let recipient = hiddenFrom[message.channelID]?[message.senderID] {
                 message.hiddenFrom = recipient
             }
@@ -163,7 +175,11 @@ struct PostgresBatch {
                 storedByClientID[ClientKey(sender: message.senderID, clientMessageID: clientMessageID)] = message
             }
         }
-        if !inserted.isEmpty { try await connection.query(Self.insertQuery(inserted, lastSeq: lastSeq), logger: logger) }
+        if !inserted.isEmpty {
+            try await connection.query(Self.insertQuery(inserted, lastSeq: lastSeq, lastVersion: lastVersion), logger: logger)
+            let replies = inserted.filter { $0.parentSeq != nil }
+            if !replies.isEmpty { try await connection.query(Self.countRepliesQuery(replies), logger: logger) }
+        }
         for (position, (index, _)) in fresh.enumerated() {
             results.append((index, outcome[position] ?? .failure(StoreError("insertMessage: not applied"))))
         }
@@ -177,6 +193,46 @@ struct PostgresBatch {
             results.append((index, repeated))
         }
         return results
+    }
+
+    private struct ParentKey: Hashable {
+        var channel: ChannelID
+        var seq: Int64
+    }
+
+    /// For the replies among `messages`: whether each parent exists and may be one (is not
+    /// itself a reply). Read after the channel rows are locked: parents are never removed.
+    private func threadParents(of messages: [Message]) async throws -> [ParentKey: Bool] {
+        let replies = messages.filter { $0.parentSeq != nil }
+        guard !replies.isEmpty else { return [:] }
+        let channels = replies.map(\.channelID), seqs = replies.map { $0.parentSeq ?? 0 }
+        var parents: [ParentKey: Bool] = [:]
+        for try await (channel, seq, isTopLevel) in try await connection.query("""
+            SELECT m.channel_id, m.seq, m.parent_seq IS NULL FROM messages m
+            JOIN unnest(\(channels)::text[], \(seqs)::bigint[]) AS p(channel_id, seq) ON m.channel_id = p.channel_id AND m.seq = p.seq
+            """, logger: logger).decode((String, Int64, Bool).self) {
+            parents[ParentKey(channel: channel, seq: seq)] = isTopLevel
+        }
+        return parents
+    }
+
+    /// Each parent of `replies` counts them and takes the newest one's version (§15).
+    private static func countRepliesQuery(_ replies: [Message]) -> PostgresQuery {
+        var counts: [ParentKey: (count: Int64, version: Int64)] = [:]
+        for reply in replies {
+            let key = ParentKey(channel: reply.channelID, seq: reply.parentSeq ?? 0)
+            let old = counts[key] ?? (0, 0)
+            counts[key] = (old.count + 1, max(old.version, reply.version))
+        }
+        let keys = counts.keys.sorted { ($0.channel, $0.seq) < ($1.channel, $1.seq) }
+        let channels = keys.map(\.channel), seqs = keys.map(\.seq)
+        let added = keys.map { counts[$0]?.count ?? 0 }, versions = keys.map { counts[$0]?.version ?? 0 }
+        return """
+            UPDATE messages m SET reply_count = m.reply_count + v.added, version = v.version
+            FROM unnest(\(channels)::text[], \(seqs)::bigint[], \(added)::bigint[], \(versions)::bigint[])
+                AS v(channel_id, seq, added, version)
+            WHERE m.channel_id = v.channel_id AND m.seq = v.seq
+            """
     }
 
     /// For the 1-to-1 channels among `messages`: per channel, per sender, the recipient its
@@ -237,9 +293,13 @@ struct PostgresBatch {
     /// One statement: the counters of the channels written set to their last `seq`, and
     /// one multi-row insert. The optional columns go as a value array and a null-flag
     /// array (postgres-nio binds arrays of non-optional elements).
-    private static func insertQuery(_ messages: [Message], lastSeq: [ChannelID: Int64]) -> PostgresQuery {
+    private static func insertQuery(_ messages: [Message], lastSeq: [ChannelID: Int64],
+                                    lastVersion: [ChannelID: Int64]) -> PostgresQuery {
         let advanced = Set(messages.map(\.channelID)).sorted()
         let counters = advanced.map { lastSeq[$0] ?? 0 }
+        let versionCounters = advanced.map { lastVersion[$0] ?? 0 }
+        let parents = messages.map { $0.parentSeq ?? 0 }, noParent = messages.map { $0.parentSeq == nil }
+        let mentions = messages.map { ColumnCoding.encodeList($0.mentionedUserIDs) }, versions = messages.map(\.version)
         let ids = messages.map(\.id), channels = messages.map(\.channelID), seqs = messages.map(\.seq)
         let senders = messages.map(\.senderID), texts = messages.map(\.text), times = messages.map(\.createdAt)
         let data = messages.map { $0.dataJSON ?? "" }, noData = messages.map { $0.dataJSON == nil }
@@ -247,20 +307,25 @@ struct PostgresBatch {
         let hidden = messages.map { $0.hiddenFrom ?? "" }, notHidden = messages.map { $0.hiddenFrom == nil }
         return """
             WITH counters AS (
-                UPDATE channels c SET last_seq = v.last_seq
-                FROM unnest(\(advanced)::text[], \(counters)::bigint[]) AS v(id, last_seq) WHERE c.id = v.id
+                UPDATE channels c SET last_seq = v.last_seq, version = v.version
+                FROM unnest(\(advanced)::text[], \(counters)::bigint[], \(versionCounters)::bigint[]) AS v(id, last_seq, version)
+                WHERE c.id = v.id
             )
-            INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from)
+            INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from,
+                parent_seq, mentioned, version)
             SELECT id, channel_id, seq, sender_id, text,
                 CASE WHEN no_data THEN NULL ELSE data END,
                 CASE WHEN no_client_id THEN NULL ELSE client_id END,
                 created_at,
-                CASE WHEN not_hidden THEN NULL ELSE hidden END
+                CASE WHEN not_hidden THEN NULL ELSE hidden END,
+                CASE WHEN no_parent THEN NULL ELSE parent END,
+                mentioned, version
             FROM unnest(\(ids)::text[], \(channels)::text[], \(seqs)::bigint[], \(senders)::text[], \(texts)::text[],
                         \(data)::text[], \(noData)::boolean[], \(clientIDs)::text[], \(noClientID)::boolean[],
-                        \(times)::bigint[], \(hidden)::text[], \(notHidden)::boolean[])
+                        \(times)::bigint[], \(hidden)::text[], \(notHidden)::boolean[], \(parents)::bigint[],
+                        \(noParent)::boolean[], \(mentions)::text[], \(versions)::bigint[])
                 AS t(id, channel_id, seq, sender_id, text, data, no_data, client_id, no_client_id, created_at,
-                     hidden, not_hidden)
+                     hidden, not_hidden, parent, no_parent, mentioned, version)
             """
     }
 
@@ -300,6 +365,8 @@ struct PostgresBatch {
             return .success(.done)
         case .createChannel, .updateChannel, .setUserDeactivated:
             return try await inSavepoint { try await applyRefusable(write) }
+        case .changeMessage(let change):
+            return try await inSavepoint { try await apply(change) }
         case .insertMessage:
             return .failure(StoreError("insertMessage outside a run"))
         }
@@ -335,9 +402,60 @@ struct PostgresBatch {
                 updated += 1
             }
             if updated == 0 { throw StoreError("setUserDeactivated: unknown user \(userID)") }
-        case .upsertUser, .setBlock, .insertMessage, .markRead:
+        case .upsertUser, .setBlock, .insertMessage, .markRead, .changeMessage:
             break
         }
+    }
+
+    /// A change of a stored message (§15) with the channel's next version, unless the stored
+    /// row refuses it or it changes nothing. The channel row is locked first, as a message
+    /// run locks it: versions follow commit order on every node.
+    private func apply(_ change: MessageChange) async throws -> StoreWriteResult {
+        var channelVersion: Int64?
+        for try await version in try await connection.query(
+            "SELECT version FROM channels WHERE id = \(change.channelID) FOR UPDATE", logger: logger).decode(Int64.self) {
+            channelVersion = version
+        }
+        guard let channelVersion else { return .refused(.messageNotFound) }
+        guard let current = try await PostgresRows.messages(try await connection.query("""
+            SELECT \(unescaped: PostgresRows.messageColumns) FROM messages
+            WHERE channel_id = \(change.channelID) AND seq = \(change.seq)
+            """, logger: logger)).first else { return .refused(.messageNotFound) }
+        if let refusal = change.refusal(against: current) { return .refused(refusal) }
+        switch change.action {
+        case .edit:
+            break
+        case .delete:
+            if current.isDeleted { return .unchanged(current) }
+            try await connection.query(
+                "DELETE FROM reactions WHERE channel_id = \(change.channelID) AND seq = \(change.seq)", logger: logger)
+        case .addReaction(let kind):
+            var inserted = 0
+            for try await _ in try await connection.query("""
+                INSERT INTO reactions (channel_id, seq, user_id, kind, created_at)
+                VALUES (\(change.channelID), \(change.seq), \(change.actor), \(kind), \(change.at))
+                ON CONFLICT DO NOTHING RETURNING seq
+                """, logger: logger) { inserted += 1 }
+            if inserted == 0 { return .unchanged(current) }
+        case .removeReaction(let kind):
+            var deleted = 0
+            for try await _ in try await connection.query("""
+                DELETE FROM reactions WHERE channel_id = \(change.channelID) AND seq = \(change.seq)
+                AND user_id = \(change.actor) AND kind = \(kind) RETURNING seq
+                """, logger: logger) { deleted += 1 }
+            if deleted == 0 { return .unchanged(current) }
+        }
+        var next = change.applied(to: current)
+        next.version = channelVersion + 1
+        try await connection.query("""
+            WITH counter AS (UPDATE channels SET version = \(next.version) WHERE id = \(change.channelID))
+            UPDATE messages SET text = \(next.text), data_json = \(next.dataJSON),
+                mentioned = \(ColumnCoding.encodeList(next.mentionedUserIDs)), edited_at = \(next.editedAt),
+                deleted_at = \(next.deletedAt), hidden_from = \(next.hiddenFrom),
+                reactions = \(ColumnCoding.encodeCounts(next.reactions)), version = \(next.version)
+            WHERE channel_id = \(change.channelID) AND seq = \(change.seq)
+            """, logger: logger)
+        return .changed(next, previousVersion: current.version)
     }
 
     private func insertMembers(of channel: ChatCore.Channel) async throws {
@@ -360,11 +478,18 @@ struct PostgresBatch {
     /// Runs `body` in a savepoint: a refusal (a server error, or a `StoreError` of ours)
     /// undoes only this write and becomes its result; a lost connection throws.
     private func inSavepoint(_ body: () async throws -> Void) async throws -> Result<StoreWriteResult, StoreError> {
+        try await inSavepoint { () async throws -> StoreWriteResult in
+            try await body()
+            return .done
+        }
+    }
+
+    private func inSavepoint(_ body: () async throws -> StoreWriteResult) async throws -> Result<StoreWriteResult, StoreError> {
         try await connection.query("SAVEPOINT one_write", logger: logger)
         do {
-            try await body()
+            let result = try await body()
             try await connection.query("RELEASE SAVEPOINT one_write", logger: logger)
-            return .success(.done)
+            return .success(result)
         } catch let error as PSQLError where error.code == .server {
             try await connection.query("ROLLBACK TO SAVEPOINT one_write", logger: logger)
             return .failure(StoreError(PostgresErrors.describe(error)))

@@ -8,41 +8,98 @@ import Storage
 /// lookups and the start-up snapshot (the same answers as `SQLiteStorage/ReadQueries`).
 enum PostgresReads {
     static func history(_ connection: PostgresConnection, channelID: ChannelID, viewer: UserID, beforeSeq: Int64?,
-                        afterSeq: Int64?, limit: Int, logger: Logger) async throws -> [Message] {
+                        afterSeq: Int64?, limit: Int, thread: Int64? = nil, logger: Logger) async throws -> [Message] {
         guard limit > 0 else { return [] }
         let columns = PostgresRows.messageColumns
         let query: PostgresQuery
         let newestFirst: Bool
+        // A NULL thread matches every message of the channel.
         switch (beforeSeq, afterSeq) {
         case (nil, nil):
             query = """
                 SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) ORDER BY seq DESC LIMIT \(limit)
+                AND hidden_from IS DISTINCT FROM \(viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
+                ORDER BY seq DESC LIMIT \(limit)
                 """
             newestFirst = true
         case (let before?, nil):
             query = """
                 SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) AND seq < \(before) ORDER BY seq DESC LIMIT \(limit)
+                AND hidden_from IS DISTINCT FROM \(viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
+                AND seq < \(before) ORDER BY seq DESC LIMIT \(limit)
                 """
             newestFirst = true
         case (nil, let after?):
             query = """
                 SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) AND seq > \(after) ORDER BY seq ASC LIMIT \(limit)
+                AND hidden_from IS DISTINCT FROM \(viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
+                AND seq > \(after) ORDER BY seq ASC LIMIT \(limit)
                 """
             newestFirst = false
         case (let before?, let after?):
             query = """
                 SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) AND seq > \(after) AND seq < \(before)
-                ORDER BY seq ASC LIMIT \(limit)
+                AND hidden_from IS DISTINCT FROM \(viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
+                AND seq > \(after) AND seq < \(before) ORDER BY seq ASC LIMIT \(limit)
                 """
             newestFirst = false
         }
         var messages = try await PostgresRows.messages(try await connection.query(query, logger: logger))
         if newestFirst { messages.reverse() }
         return messages
+    }
+
+    static func changes(_ connection: PostgresConnection, channelID: ChannelID, viewer: UserID, afterVersion: Int64,
+                        limit: Int, logger: Logger) async throws -> [Message] {
+        guard limit > 0 else { return [] }
+        return try await PostgresRows.messages(try await connection.query("""
+            SELECT \(unescaped: PostgresRows.messageColumns) FROM messages WHERE channel_id = \(channelID)
+            AND hidden_from IS DISTINCT FROM \(viewer) AND version > \(afterVersion) ORDER BY version ASC LIMIT \(limit)
+            """, logger: logger))
+    }
+
+    static func attributions(_ connection: PostgresConnection, channelID: ChannelID, seqs: ClosedRange<Int64>,
+                             users: Set<UserID>, viewer: UserID, logger: Logger) async throws -> MessageAttributions {
+        var result = MessageAttributions()
+        let userList = users.sorted()
+        for try await (seq, user, kind) in try await connection.query("""
+            SELECT seq, user_id, kind FROM reactions WHERE channel_id = \(channelID) AND user_id = ANY(\(userList))
+            AND seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
+            """, logger: logger).decode((Int64, String, String).self) {
+            result.reactions.append(.init(seq: seq, user: user, kind: kind))
+        }
+        for try await (parent, sender, hiddenFrom, count) in try await connection.query("""
+            SELECT parent_seq, sender_id, hidden_from, count(*) FROM messages
+            WHERE channel_id = \(channelID) AND parent_seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
+            AND (sender_id = ANY(\(userList)) OR hidden_from = \(viewer))
+            GROUP BY parent_seq, sender_id, hidden_from
+            """, logger: logger).decode((Int64, String, String?, Int64).self) {
+            result.replies.append(.init(parentSeq: parent, tally: ReplyTally(sender: sender, hiddenFrom: hiddenFrom, count: Int(count))))
+        }
+        return result
+    }
+
+    static func messageStates(_ connection: PostgresConnection, channelID: ChannelID, seqs: [Int64],
+                              logger: Logger) async throws -> [MessageState] {
+        let wanted = Array(Set(seqs)).sorted()
+        var states: [Int64: MessageState] = [:]
+        for message in try await PostgresRows.messages(try await connection.query("""
+            SELECT \(unescaped: PostgresRows.messageColumns) FROM messages WHERE channel_id = \(channelID) AND seq = ANY(\(wanted))
+            """, logger: logger)) {
+            states[message.seq] = MessageState(message: message)
+        }
+        for try await (seq, user, kind) in try await connection.query("""
+            SELECT seq, user_id, kind FROM reactions WHERE channel_id = \(channelID) AND seq = ANY(\(wanted))
+            """, logger: logger).decode((Int64, String, String).self) {
+            states[seq]?.reactors[kind, default: []].insert(user)
+        }
+        for try await (parent, sender, hiddenFrom, count) in try await connection.query("""
+            SELECT parent_seq, sender_id, hidden_from, count(*) FROM messages
+            WHERE channel_id = \(channelID) AND parent_seq = ANY(\(wanted)) GROUP BY parent_seq, sender_id, hidden_from
+            """, logger: logger).decode((Int64, String, String?, Int64).self) {
+            states[parent]?.replies.append(ReplyTally(sender: sender, hiddenFrom: hiddenFrom, count: Int(count)))
+        }
+        return wanted.compactMap { states[$0] }
     }
 
     static func message(_ connection: PostgresConnection, sender: UserID, clientMessageID: String,
@@ -72,6 +129,10 @@ enum PostgresReads {
                 "SELECT \(unescaped: PostgresRows.userColumns) FROM users ORDER BY ord", logger: logger)
                 .decode(PostgresRows.UserRow.self) {
                 snapshot.users.append(try PostgresRows.user(row))
+            }
+            for try await (channelID, version) in try await connection.query(
+                "SELECT id, version FROM channels WHERE version > 0", logger: logger).decode((String, Int64).self) {
+                snapshot.channelVersions[channelID] = version
             }
             var membersByChannel: [ChannelID: [UserID]] = [:]
             for try await (channelID, userID) in try await connection.query(
@@ -111,15 +172,15 @@ enum PostgresReads {
                 .decode((String, String, Int64).self) {
                 snapshot.readMarks.append(ReadMark(channelID: channelID, userID: userID, lastReadSeq: seq))
             }
-            for try await (channelID, seq, senderID, hiddenFrom) in try await connection.query("""
-                SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from
+            for try await (channelID, seq, senderID, hiddenFrom, deleted) in try await connection.query("""
+                SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from, m.deleted_at IS NOT NULL
                 FROM channels c JOIN messages m ON m.channel_id = c.id
                     AND m.seq > GREATEST(c.last_seq - \(StoreSnapshot.unreadWindow),
                         COALESCE((SELECT min(r.last_read_seq) FROM read_marks r WHERE r.channel_id = c.id), c.last_seq))
                 ORDER BY m.channel_id, m.seq
-                """, logger: logger).decode((String, Int64, String, String?).self) {
+                """, logger: logger).decode((String, Int64, String, String?, Bool).self) {
                 snapshot.messagesAfterMarks.append(MessageHeader(channelID: channelID, seq: seq, senderID: senderID,
-                                                                 hiddenFrom: hiddenFrom))
+                                                                 hiddenFrom: hiddenFrom, deleted: deleted))
             }
             return snapshot
         }

@@ -5,12 +5,18 @@ import Storage
 /// Column lists and row → model conversions of the PostgreSQL backend (the SQLite
 /// twin is `SQLiteStorage/RowMapping.swift`; the multi-value columns share `ColumnCoding`).
 enum PostgresRows {
-    static let messageColumns = "id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from"
-    typealias MessageRow = (String, String, Int64, String, String, String?, String?, Int64, String?)
+    static let messageColumns = """
+        id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from, \
+        parent_seq, mentioned, edited_at, deleted_at, version, reactions, reply_count
+        """
+    typealias MessageRow = (String, String, Int64, String, String, String?, String?, Int64, String?,
+                            Int64?, String, Int64?, Int64?, Int64, String, Int32)
 
     static func message(_ row: MessageRow) -> Message {
         Message(id: row.0, channelID: row.1, seq: row.2, senderID: row.3, text: row.4, dataJSON: row.5,
-                clientMessageID: row.6, createdAt: row.7, hiddenFrom: row.8)
+                clientMessageID: row.6, createdAt: row.7, hiddenFrom: row.8, parentSeq: row.9,
+                mentionedUserIDs: ColumnCoding.decodeList(row.10), editedAt: row.11, deletedAt: row.12, version: row.13,
+                reactions: ColumnCoding.decodeCounts(row.14), replyCount: Int(row.15))
     }
 
     static func messages(_ rows: PostgresRowSequence) async throws -> [Message] {

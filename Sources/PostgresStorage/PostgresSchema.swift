@@ -82,6 +82,32 @@ enum PostgresSchema {
         """
         ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_channel_id_fkey
         """,
+        // 4: the message lifecycle (PROTOCOL.md §15): threads, mentions, edits, tombstones,
+        // reactions, and the channel version every change takes. Every message so far took
+        // one version, in seq order.
+        """
+        ALTER TABLE messages ADD COLUMN parent_seq bigint;
+        ALTER TABLE messages ADD COLUMN mentioned text NOT NULL DEFAULT '[]';
+        ALTER TABLE messages ADD COLUMN edited_at bigint;
+        ALTER TABLE messages ADD COLUMN deleted_at bigint;
+        ALTER TABLE messages ADD COLUMN version bigint NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN reactions text NOT NULL DEFAULT '{}';
+        ALTER TABLE messages ADD COLUMN reply_count integer NOT NULL DEFAULT 0;
+        ALTER TABLE channels ADD COLUMN version bigint NOT NULL DEFAULT 0;
+        UPDATE messages SET version = seq;
+        UPDATE channels SET version = last_seq;
+        CREATE INDEX messages_by_version ON messages(channel_id, version);
+        CREATE INDEX messages_by_parent ON messages(channel_id, parent_seq, seq) WHERE parent_seq IS NOT NULL;
+        CREATE TABLE reactions (
+            channel_id text NOT NULL,
+            seq bigint NOT NULL,
+            user_id text NOT NULL,
+            kind text NOT NULL,
+            created_at bigint NOT NULL,
+            PRIMARY KEY (channel_id, seq, user_id, kind)
+        );
+        CREATE INDEX reactions_by_user ON reactions(channel_id, user_id, seq)
+        """,
     ]
 
     /// An arbitrary constant: the advisory lock every node takes to migrate.

@@ -109,12 +109,38 @@ public final class PostgresStore: Store {
         writer.enqueue(write, completion: completion)
     }
 
-    public func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int,
+    public func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, thread: Int64?,
                         completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void) {
         let logger = self.logger
         read(completion) { connection in
             try await PostgresReads.history(connection, channelID: channelID, viewer: viewer, beforeSeq: beforeSeq,
-                                            afterSeq: afterSeq, limit: limit, logger: logger)
+                                            afterSeq: afterSeq, limit: limit, thread: thread, logger: logger)
+        }
+    }
+
+    public func changes(channelID: ChannelID, viewer: UserID, afterVersion: Int64, limit: Int,
+                        completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void) {
+        let logger = self.logger
+        read(completion) { connection in
+            try await PostgresReads.changes(connection, channelID: channelID, viewer: viewer, afterVersion: afterVersion,
+                                            limit: limit, logger: logger)
+        }
+    }
+
+    public func attributions(channelID: ChannelID, seqs: ClosedRange<Int64>, users: Set<UserID>, viewer: UserID,
+                             completion: @escaping @Sendable (Result<MessageAttributions, StoreError>) -> Void) {
+        let logger = self.logger
+        read(completion) { connection in
+            try await PostgresReads.attributions(connection, channelID: channelID, seqs: seqs, users: users, viewer: viewer,
+                                                 logger: logger)
+        }
+    }
+
+    public func messageStates(channelID: ChannelID, seqs: [Int64],
+                              completion: @escaping @Sendable (Result<[MessageState], StoreError>) -> Void) {
+        let logger = self.logger
+        read(completion) { connection in
+            try await PostgresReads.messageStates(connection, channelID: channelID, seqs: seqs, logger: logger)
         }
     }
 

@@ -75,6 +75,32 @@ enum Migrations {
         INSERT INTO read_marks (channel_id, user_id, last_read_seq)
             SELECT m.channel_id, m.user_id, c.last_seq FROM channel_members m JOIN channels c ON c.id = m.channel_id;
         """,
+        // 4: the message lifecycle (PROTOCOL.md §15): threads, mentions, edits, tombstones,
+        // reactions, and the channel version every change takes. Every message so far took
+        // one version, in seq order.
+        """
+        ALTER TABLE messages ADD COLUMN parent_seq INTEGER;
+        ALTER TABLE messages ADD COLUMN mentioned TEXT NOT NULL DEFAULT '[]';   -- JSON array of user ids
+        ALTER TABLE messages ADD COLUMN edited_at INTEGER;
+        ALTER TABLE messages ADD COLUMN deleted_at INTEGER;
+        ALTER TABLE messages ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN reactions TEXT NOT NULL DEFAULT '{}';   -- JSON object: count per kind
+        ALTER TABLE messages ADD COLUMN reply_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE channels ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+        UPDATE messages SET version = seq;
+        UPDATE channels SET version = last_seq;
+        CREATE INDEX messages_by_version ON messages(channel_id, version);
+        CREATE INDEX messages_by_parent ON messages(channel_id, parent_seq, seq) WHERE parent_seq IS NOT NULL;
+        CREATE TABLE reactions (
+            channel_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (channel_id, seq, user_id, kind)
+        ) WITHOUT ROWID;
+        CREATE INDEX reactions_by_user ON reactions(channel_id, user_id, seq);
+        """,
     ]
 
     /// The schema version this build writes.

@@ -11,36 +11,39 @@ enum ReadQueries {
     /// See `Store.history`. With both bounds: the first `limit` after `afterSeq`
     /// that are also before `beforeSeq`.
     static func history(on connection: SQLiteConnection, channelID: ChannelID, viewer: UserID,
-                        beforeSeq: Int64?, afterSeq: Int64?, limit: Int) throws(StoreError) -> [Message] {
+                        beforeSeq: Int64?, afterSeq: Int64?, limit: Int, thread: Int64? = nil) throws(StoreError) -> [Message] {
         guard limit > 0 else { return [] }
         let columns = RowMapping.messageColumns
+        // ?5: the thread; NULL matches every message of the channel.
+        let scope = "\(visible) AND (?5 IS NULL OR parent_seq = ?5)"
         let statement: SQLiteStatement
         let newestFirst: Bool
         switch (beforeSeq, afterSeq) {
         case (nil, nil):
             statement = try connection.statement(
-                "SELECT \(columns) FROM messages WHERE \(visible) ORDER BY seq DESC LIMIT ?3")
+                "SELECT \(columns) FROM messages WHERE \(scope) ORDER BY seq DESC LIMIT ?3")
             newestFirst = true
         case (let before?, nil):
             statement = try connection.statement(
-                "SELECT \(columns) FROM messages WHERE \(visible) AND seq < ?4 ORDER BY seq DESC LIMIT ?3")
+                "SELECT \(columns) FROM messages WHERE \(scope) AND seq < ?4 ORDER BY seq DESC LIMIT ?3")
             try statement.bind(before, at: 4)
             newestFirst = true
         case (nil, let after?):
             statement = try connection.statement(
-                "SELECT \(columns) FROM messages WHERE \(visible) AND seq > ?4 ORDER BY seq ASC LIMIT ?3")
+                "SELECT \(columns) FROM messages WHERE \(scope) AND seq > ?4 ORDER BY seq ASC LIMIT ?3")
             try statement.bind(after, at: 4)
             newestFirst = false
         case (let before?, let after?):
             statement = try connection.statement(
-                "SELECT \(columns) FROM messages WHERE \(visible) AND seq > ?4 AND seq < ?5 ORDER BY seq ASC LIMIT ?3")
+                "SELECT \(columns) FROM messages WHERE \(scope) AND seq > ?4 AND seq < ?6 ORDER BY seq ASC LIMIT ?3")
             try statement.bind(after, at: 4)
-            try statement.bind(before, at: 5)
+            try statement.bind(before, at: 6)
             newestFirst = false
         }
         try statement.bind(channelID, at: 1)
         try statement.bind(viewer, at: 2)
         try statement.bind(limit, at: 3)
+        try statement.bind(thread, at: 5)
         var messages: [Message] = try statement.withReset { row throws(StoreError) in
             var messages: [Message] = []
             while try row.step() { messages.append(RowMapping.message(from: row)) }
@@ -48,6 +51,100 @@ enum ReadQueries {
         }
         if newestFirst { messages.reverse() }
         return messages
+    }
+
+    /// See `Store.changes`.
+    static func changes(on connection: SQLiteConnection, channelID: ChannelID, viewer: UserID, afterVersion: Int64,
+                        limit: Int) throws(StoreError) -> [Message] {
+        guard limit > 0 else { return [] }
+        let statement = try connection.statement("""
+            SELECT \(RowMapping.messageColumns) FROM messages WHERE \(visible) AND version > ?3 ORDER BY version ASC LIMIT ?4
+            """)
+        try statement.bind(channelID, at: 1)
+        try statement.bind(viewer, at: 2)
+        try statement.bind(afterVersion, at: 3)
+        try statement.bind(limit, at: 4)
+        return try statement.withReset { row throws(StoreError) in
+            var messages: [Message] = []
+            while try row.step() { messages.append(RowMapping.message(from: row)) }
+            return messages
+        }
+    }
+
+    /// See `Store.attributions`: one indexed range read per user, and one for the threads.
+    static func attributions(on connection: SQLiteConnection, channelID: ChannelID, seqs: ClosedRange<Int64>,
+                             users: Set<UserID>, viewer: UserID) throws(StoreError) -> MessageAttributions {
+        var result = MessageAttributions()
+        let reactions = try connection.statement("""
+            SELECT seq, kind FROM reactions WHERE channel_id = ?1 AND user_id = ?2 AND seq BETWEEN ?3 AND ?4
+            """)
+        for user in users.sorted() {
+            try reactions.bind(channelID, at: 1)
+            try reactions.bind(user, at: 2)
+            try reactions.bind(seqs.lowerBound, at: 3)
+            try reactions.bind(seqs.upperBound, at: 4)
+            let rows: [MessageAttributions.Reaction] = try reactions.withReset { row throws(StoreError) in
+                var rows: [MessageAttributions.Reaction] = []
+                while try row.step() { rows.append(.init(seq: row.int64(0), user: user, kind: row.text(1))) }
+                return rows
+            }
+            result.reactions += rows
+        }
+        let replies = try connection.statement("""
+            SELECT parent_seq, sender_id, hidden_from, count(*) FROM messages
+            WHERE channel_id = ?1 AND parent_seq BETWEEN ?2 AND ?3
+            GROUP BY parent_seq, sender_id, hidden_from
+            """)
+        try replies.bind(channelID, at: 1)
+        try replies.bind(seqs.lowerBound, at: 2)
+        try replies.bind(seqs.upperBound, at: 3)
+        result.replies = try replies.withReset { row throws(StoreError) in
+            var rows: [MessageAttributions.Replies] = []
+            while try row.step() {
+                let tally = ReplyTally(sender: row.text(1), hiddenFrom: row.optionalText(2), count: Int(row.int64(3)))
+                guard users.contains(tally.sender) || tally.hiddenFrom == viewer else { continue }
+                rows.append(.init(parentSeq: row.int64(0), tally: tally))
+            }
+            return rows
+        }
+        return result
+    }
+
+    /// See `Store.messageStates`.
+    static func messageStates(on connection: SQLiteConnection, channelID: ChannelID, seqs: [Int64]) throws(StoreError) -> [MessageState] {
+        let message = try connection.statement(
+            "SELECT \(RowMapping.messageColumns) FROM messages WHERE channel_id = ?1 AND seq = ?2")
+        let reactions = try connection.statement("SELECT user_id, kind FROM reactions WHERE channel_id = ?1 AND seq = ?2")
+        let replies = try connection.statement("""
+            SELECT sender_id, hidden_from, count(*) FROM messages WHERE channel_id = ?1 AND parent_seq = ?2
+            GROUP BY sender_id, hidden_from
+            """)
+        var states: [MessageState] = []
+        for seq in Set(seqs).sorted() {
+            try message.bind(channelID, at: 1)
+            try message.bind(seq, at: 2)
+            guard let stored = try message.withReset({ row throws(StoreError) in try row.step() ? RowMapping.message(from: row) : nil })
+            else { continue }
+            var state = MessageState(message: stored)
+            try reactions.bind(channelID, at: 1)
+            try reactions.bind(seq, at: 2)
+            state.reactors = try reactions.withReset { row throws(StoreError) in
+                var reactors: [String: Set<UserID>] = [:]
+                while try row.step() { reactors[row.text(1), default: []].insert(row.text(0)) }
+                return reactors
+            }
+            try replies.bind(channelID, at: 1)
+            try replies.bind(seq, at: 2)
+            state.replies = try replies.withReset { row throws(StoreError) in
+                var tallies: [ReplyTally] = []
+                while try row.step() {
+                    tallies.append(ReplyTally(sender: row.text(0), hiddenFrom: row.optionalText(1), count: Int(row.int64(2))))
+                }
+                return tallies
+            }
+            states.append(state)
+        }
+        return states
     }
 
     static func message(on connection: SQLiteConnection, sender: UserID, clientMessageID: String) throws(StoreError) -> Message? {
@@ -85,6 +182,11 @@ enum ReadQueries {
         }
         var membersByChannel: [ChannelID: [UserID]] = [:]
         for (channelID, userID) in members { membersByChannel[channelID, default: []].append(userID) }
+        for (channelID, version) in try rows(on: connection, "SELECT id, version FROM channels WHERE version > 0", {
+            row throws(StoreError) in (row.text(0), row.int64(1))
+        }) {
+            snapshot.channelVersions[channelID] = version
+        }
         snapshot.channels = try rows(on: connection, "SELECT \(RowMapping.channelColumns) FROM channels ORDER BY rowid") {
             row throws(StoreError) in
             var channel = try RowMapping.channel(from: row)
@@ -115,13 +217,14 @@ enum ReadQueries {
             row throws(StoreError) in ReadMark(channelID: row.text(0), userID: row.text(1), lastReadSeq: row.int64(2))
         }
         snapshot.messagesAfterMarks = try rows(on: connection, """
-            SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from
+            SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from, m.deleted_at IS NOT NULL
             FROM channels c JOIN messages m ON m.channel_id = c.id
                 AND m.seq > max(c.last_seq - \(StoreSnapshot.unreadWindow),
                                 coalesce((SELECT min(r.last_read_seq) FROM read_marks r WHERE r.channel_id = c.id), c.last_seq))
             ORDER BY m.channel_id, m.seq
             """) { row throws(StoreError) in
-            MessageHeader(channelID: row.text(0), seq: row.int64(1), senderID: row.text(2), hiddenFrom: row.optionalText(3))
+            MessageHeader(channelID: row.text(0), seq: row.int64(1), senderID: row.text(2), hiddenFrom: row.optionalText(3),
+                          deleted: row.bool(4))
         }
         return snapshot
     }

@@ -5,7 +5,10 @@ import Storage
 /// Column lists and row ⇄ model conversions shared by the reader and the writer.
 enum RowMapping {
     /// Column list of every message query, in the order `message(from:)` reads.
-    static let messageColumns = "id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from"
+    static let messageColumns = """
+        id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from, \
+        parent_seq, mentioned, edited_at, deleted_at, version, reactions, reply_count
+        """
 
     static func message(from row: SQLiteStatement, offset: Int32 = 0) -> Message {
         Message(
@@ -17,7 +20,14 @@ enum RowMapping {
             dataJSON: row.optionalText(offset + 5),
             clientMessageID: row.optionalText(offset + 6),
             createdAt: row.int64(offset + 7),
-            hiddenFrom: row.optionalText(offset + 8)
+            hiddenFrom: row.optionalText(offset + 8),
+            parentSeq: row.isNull(offset + 9) ? nil : row.int64(offset + 9),
+            mentionedUserIDs: ColumnCoding.decodeList(row.text(offset + 10)),
+            editedAt: row.isNull(offset + 11) ? nil : row.int64(offset + 11),
+            deletedAt: row.isNull(offset + 12) ? nil : row.int64(offset + 12),
+            version: row.int64(offset + 13),
+            reactions: ColumnCoding.decodeCounts(row.text(offset + 14)),
+            replyCount: Int(truncatingIfNeeded: row.int64(offset + 15))
         )
     }
 

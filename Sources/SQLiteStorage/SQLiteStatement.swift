@@ -54,6 +54,10 @@ final class SQLiteStatement {
         try check(rc, "bind")
     }
 
+    func bind(_ value: Int64?, at index: Int32) throws(StoreError) {
+        if let value { try bind(value, at: index) } else { try check(sqlite3_bind_null(handle, index), "bind") }
+    }
+
     func bind(_ value: String?, at index: Int32) throws(StoreError) {
         if let value { try bind(value, at: index) } else { try check(sqlite3_bind_null(handle, index), "bind") }
     }

@@ -90,11 +90,32 @@ public final class SQLiteStore: Store {
         writer.enqueue(write, completion: completion)
     }
 
-    public func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int,
+    public func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, thread: Int64?,
                         completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void) {
         readers.async({ connection throws(StoreError) in
             try ReadQueries.history(on: connection, channelID: channelID, viewer: viewer,
-                                    beforeSeq: beforeSeq, afterSeq: afterSeq, limit: limit)
+                                    beforeSeq: beforeSeq, afterSeq: afterSeq, limit: limit, thread: thread)
+        }, completion: completion)
+    }
+
+    public func changes(channelID: ChannelID, viewer: UserID, afterVersion: Int64, limit: Int,
+                        completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void) {
+        readers.async({ connection throws(StoreError) in
+            try ReadQueries.changes(on: connection, channelID: channelID, viewer: viewer, afterVersion: afterVersion, limit: limit)
+        }, completion: completion)
+    }
+
+    public func attributions(channelID: ChannelID, seqs: ClosedRange<Int64>, users: Set<UserID>, viewer: UserID,
+                             completion: @escaping @Sendable (Result<MessageAttributions, StoreError>) -> Void) {
+        readers.async({ connection throws(StoreError) in
+            try ReadQueries.attributions(on: connection, channelID: channelID, seqs: seqs, users: users, viewer: viewer)
+        }, completion: completion)
+    }
+
+    public func messageStates(channelID: ChannelID, seqs: [Int64],
+                              completion: @escaping @Sendable (Result<[MessageState], StoreError>) -> Void) {
+        readers.async({ connection throws(StoreError) in
+            try ReadQueries.messageStates(on: connection, channelID: channelID, seqs: seqs)
         }, completion: completion)
     }
 

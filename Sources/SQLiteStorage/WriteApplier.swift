@@ -2,16 +2,21 @@ import ChatCore
 import Storage
 
 /// Applies `StoreWrite`s on the writer connection inside the current
-/// transaction, and owns the per-channel `seq` counters.
+/// transaction, and owns the per-channel `seq` and `version` counters.
 ///
-/// Counters live in memory, loaded lazily from `channels.last_seq` the first
-/// time a channel gets a message. Every channel touched by a batch is
-/// remembered; if the batch rolls back its counters are dropped, so they are
-/// reloaded from the committed row and a failed batch never leaves a gap.
-/// `channels.last_seq` is written once per channel per batch, just before COMMIT.
+/// Counters live in memory, loaded lazily from `channels.last_seq` / `version` the
+/// first time a channel gets a message or a change. Every channel touched by a batch
+/// is remembered; if the batch rolls back its counters are dropped, so they are
+/// reloaded from the committed row and a failed batch never leaves a gap. The
+/// counters are written once per channel per batch, just before COMMIT.
 final class WriteApplier {
+    struct Counters {
+        var seq: Int64
+        var version: Int64
+    }
+
     let connection: SQLiteConnection
-    private var lastSeq: [ChannelID: Int64] = [:]
+    private var lastSeq: [ChannelID: Counters] = [:]
     /// Channels whose counter was loaded or advanced in the open batch: the
     /// counters to forget if it rolls back.
     private var touched: Set<ChannelID> = []
@@ -27,11 +32,12 @@ final class WriteApplier {
     /// Writes the advanced counters into `channels.last_seq` (inside the transaction).
     func storeAdvancedCounters() throws(StoreError) {
         guard !advanced.isEmpty else { return }
-        let update = try connection.statement("UPDATE channels SET last_seq = ?1 WHERE id = ?2")
+        let update = try connection.statement("UPDATE channels SET last_seq = ?1, version = ?3 WHERE id = ?2")
         for channelID in advanced {
-            guard let seq = lastSeq[channelID] else { continue }
-            try update.bind(seq, at: 1)
+            guard let counters = lastSeq[channelID] else { continue }
+            try update.bind(counters.seq, at: 1)
             try update.bind(channelID, at: 2)
+            try update.bind(counters.version, at: 3)
             try update.run()
         }
     }
@@ -55,6 +61,8 @@ final class WriteApplier {
         switch write {
         case .insertMessage(let message):
             return try insert(message)
+        case .changeMessage(let change):
+            return try apply(change)
         case .upsertUser(let user):
             try upsert(user)
         case .createChannel(let channel):
@@ -94,18 +102,30 @@ final class WriteApplier {
         return .done
     }
 
-    /// Stores `message` with the channel's next `seq`, or returns the message the
-    /// sender already stored with the same `clientMessageID`.
+    /// Stores `message` with the channel's next `seq` and `version`, or returns the message
+    /// the sender already stored with the same `clientMessageID`. A reply counts in its
+    /// parent, which takes the reply's version; a parent that is missing or is itself a
+    /// reply refuses the message.
     ///
     /// The insert itself detects the duplicate (`ON CONFLICT DO NOTHING`, then a
     /// lookup only when no row was inserted), so the common case costs no extra
     /// index search.
     private func insert(_ message: Message) throws(StoreError) -> StoreWriteResult {
         var stored = message
-        stored.seq = try currentSeq(of: message.channelID) + 1
+        let counters = try currentCounters(of: message.channelID)
+        stored.seq = counters.seq + 1
+        stored.version = counters.version + 1
+        stored.reactions = [:]
+        stored.replyCount = 0
+        if let parentSeq = message.parentSeq {
+            guard let parent = try storedMessage(message.channelID, seq: parentSeq), parent.parentSeq == nil else {
+                return .refused(.messageNotFound)
+            }
+        }
         let statement = try connection.statement("""
-            INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING
+            INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from,
+                parent_seq, mentioned, version)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT DO NOTHING
             """)
         try statement.bind(stored.id, at: 1)
         try statement.bind(stored.channelID, at: 2)
@@ -116,6 +136,9 @@ final class WriteApplier {
         try statement.bind(stored.clientMessageID, at: 7)
         try statement.bind(stored.createdAt, at: 8)
         try statement.bind(stored.hiddenFrom, at: 9)
+        try statement.bind(stored.parentSeq, at: 10)
+        try statement.bind(ColumnCoding.encodeList(stored.mentionedUserIDs), at: 11)
+        try statement.bind(stored.version, at: 12)
         try statement.run()
         guard connection.changes == 1 else {
             // Nothing inserted: an idempotent retry, or a conflicting message id / seq.
@@ -125,22 +148,104 @@ final class WriteApplier {
             }
             throw StoreError("insertMessage: message \(message.id) conflicts with a stored message (id or seq \(stored.seq) in \(message.channelID))")
         }
-        // Only a stored row advances the counter: a failed insert leaves no gap.
-        lastSeq[stored.channelID] = stored.seq
-        advanced.insert(stored.channelID)
-        touched.insert(stored.channelID)
+        if let parentSeq = stored.parentSeq {
+            let parent = try connection.statement(
+                "UPDATE messages SET reply_count = reply_count + 1, version = ?3 WHERE channel_id = ?1 AND seq = ?2")
+            try parent.bind(stored.channelID, at: 1)
+            try parent.bind(parentSeq, at: 2)
+            try parent.bind(stored.version, at: 3)
+            try parent.run()
+        }
+        // Only a stored row advances the counters: a failed insert leaves no gap.
+        advance(stored.channelID, to: Counters(seq: stored.seq, version: stored.version))
         return .message(stored)
     }
 
-    private func currentSeq(of channelID: ChannelID) throws(StoreError) -> Int64 {
-        if let seq = lastSeq[channelID] { return seq }
-        let statement = try connection.statement("SELECT last_seq FROM channels WHERE id = ?1")
+    /// Applies a change to a stored message with the channel's next version, unless the
+    /// stored row refuses it or it changes nothing.
+    private func apply(_ change: MessageChange) throws(StoreError) -> StoreWriteResult {
+        guard let current = try storedMessage(change.channelID, seq: change.seq) else { return .refused(.messageNotFound) }
+        if let refusal = change.refusal(against: current) { return .refused(refusal) }
+        switch change.action {
+        case .edit:
+            break
+        case .delete:
+            if current.isDeleted { return .unchanged(current) }
+            let clear = try connection.statement("DELETE FROM reactions WHERE channel_id = ?1 AND seq = ?2")
+            try clear.bind(change.channelID, at: 1)
+            try clear.bind(change.seq, at: 2)
+            try clear.run()
+        case .addReaction(let kind):
+            let insert = try connection.statement("""
+                INSERT INTO reactions (channel_id, seq, user_id, kind, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                ON CONFLICT DO NOTHING
+                """)
+            try insert.bind(change.channelID, at: 1)
+            try insert.bind(change.seq, at: 2)
+            try insert.bind(change.actor, at: 3)
+            try insert.bind(kind, at: 4)
+            try insert.bind(change.at, at: 5)
+            try insert.run()
+            if connection.changes == 0 { return .unchanged(current) }
+        case .removeReaction(let kind):
+            let delete = try connection.statement(
+                "DELETE FROM reactions WHERE channel_id = ?1 AND seq = ?2 AND user_id = ?3 AND kind = ?4")
+            try delete.bind(change.channelID, at: 1)
+            try delete.bind(change.seq, at: 2)
+            try delete.bind(change.actor, at: 3)
+            try delete.bind(kind, at: 4)
+            try delete.run()
+            if connection.changes == 0 { return .unchanged(current) }
+        }
+        var counters = try currentCounters(of: change.channelID)
+        counters.version += 1
+        var next = change.applied(to: current)
+        next.version = counters.version
+        let update = try connection.statement("""
+            UPDATE messages SET text = ?3, data_json = ?4, mentioned = ?5, edited_at = ?6, deleted_at = ?7, hidden_from = ?8,
+                reactions = ?9, version = ?10
+            WHERE channel_id = ?1 AND seq = ?2
+            """)
+        try update.bind(next.channelID, at: 1)
+        try update.bind(next.seq, at: 2)
+        try update.bind(next.text, at: 3)
+        try update.bind(next.dataJSON, at: 4)
+        try update.bind(ColumnCoding.encodeList(next.mentionedUserIDs), at: 5)
+        try update.bind(next.editedAt, at: 6)
+        try update.bind(next.deletedAt, at: 7)
+        try update.bind(next.hiddenFrom, at: 8)
+        try update.bind(ColumnCoding.encodeCounts(next.reactions), at: 9)
+        try update.bind(next.version, at: 10)
+        try update.run()
+        advance(change.channelID, to: counters)
+        return .changed(next, previousVersion: current.version)
+    }
+
+    private func storedMessage(_ channelID: ChannelID, seq: Int64) throws(StoreError) -> Message? {
+        let statement = try connection.statement(
+            "SELECT \(RowMapping.messageColumns) FROM messages WHERE channel_id = ?1 AND seq = ?2")
         try statement.bind(channelID, at: 1)
-        let seq: Int64? = try statement.withReset { row throws(StoreError) in try row.step() ? row.int64(0) : nil }
-        guard let seq else { throw StoreError("insertMessage: unknown channel \(channelID)") }
-        lastSeq[channelID] = seq
+        try statement.bind(seq, at: 2)
+        return try statement.withReset { row throws(StoreError) in try row.step() ? RowMapping.message(from: row) : nil }
+    }
+
+    private func advance(_ channelID: ChannelID, to counters: Counters) {
+        lastSeq[channelID] = counters
+        advanced.insert(channelID)
         touched.insert(channelID)
-        return seq
+    }
+
+    private func currentCounters(of channelID: ChannelID) throws(StoreError) -> Counters {
+        if let counters = lastSeq[channelID] { return counters }
+        let statement = try connection.statement("SELECT last_seq, version FROM channels WHERE id = ?1")
+        try statement.bind(channelID, at: 1)
+        let counters: Counters? = try statement.withReset { row throws(StoreError) in
+            try row.step() ? Counters(seq: row.int64(0), version: row.int64(1)) : nil
+        }
+        guard let counters else { throw StoreError("unknown channel \(channelID)") }
+        lastSeq[channelID] = counters
+        touched.insert(channelID)
+        return counters
     }
 
     /// Inserts or replaces every field of the user (the gateway's copy is authoritative).
@@ -205,7 +310,7 @@ final class WriteApplier {
             "INSERT INTO channel_members (channel_id, user_id, position) VALUES (?1, ?2, ?3)")
         let mark = try connection.statement(
             "INSERT INTO read_marks (channel_id, user_id, last_read_seq) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")
-        let newestSeq = try currentSeq(of: channel.id)
+        let newestSeq = try currentCounters(of: channel.id).seq
         for (position, userID) in channel.members.enumerated() {
             try insert.bind(channel.id, at: 1)
             try insert.bind(userID, at: 2)

@@ -40,4 +40,42 @@ public enum ColumnCoding {
             throw StoreError("user \(userID) has invalid metadata JSON: \(error)")
         }
     }
+
+    /// A message's `mentionedUserIds`: a JSON array of strings.
+    public static func encodeList(_ values: [String]) -> String {
+        if values.isEmpty { return "[]" }
+        var w = JSONWriter()
+        w.beginArray()
+        for value in values { w.string(value) }
+        w.endArray()
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    /// Lenient: a column this gateway wrote; anything else reads as empty.
+    public static func decodeList(_ json: String) -> [String] {
+        guard json != "[]", !json.isEmpty, let array = try? JSONParser.parse(Array(json.utf8)).arrayValue else { return [] }
+        return array.compactMap(\.stringValue)
+    }
+
+    /// A message's reaction counts per kind: a JSON object of integers.
+    public static func encodeCounts(_ counts: [String: Int]) -> String {
+        if counts.isEmpty { return "{}" }
+        var w = JSONWriter()
+        w.beginObject()
+        for (kind, count) in counts.sorted(by: { $0.key < $1.key }) {
+            w.key(kind); w.int(Int64(count))
+        }
+        w.endObject()
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    /// Lenient, like `decodeList`.
+    public static func decodeCounts(_ json: String) -> [String: Int] {
+        guard json != "{}", !json.isEmpty, let object = try? JSONParser.parse(Array(json.utf8)).objectValue else { return [:] }
+        var counts: [String: Int] = [:]
+        for (kind, value) in object.entries {
+            if let count = value.int64Value, count > 0, count <= Int64(Int32.max) { counts[kind] = Int(count) }
+        }
+        return counts
+    }
 }

@@ -13,10 +13,27 @@ public protocol Store: Sendable {
     func enqueue(_ write: StoreWrite, completion: @escaping @Sendable (Result<StoreWriteResult, StoreError>) -> Void)
 
     /// Messages of a channel in ascending `seq`: the newest `limit` before `beforeSeq`
-    /// (or the newest overall), or the first `limit` after `afterSeq`. Messages hidden
-    /// from `viewer` are left out. Runs on a reader queue; `completion` runs there.
-    func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int,
+    /// (or the newest overall), or the first `limit` after `afterSeq`; with `thread`, only
+    /// the replies to that message. Messages hidden from `viewer` are left out. Runs on a
+    /// reader queue; `completion` runs there.
+    func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, thread: Int64?,
                  completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void)
+
+    /// The first `limit` messages of a channel created or changed after `afterVersion`, in
+    /// ascending `version` (§15 `message.changes`), each in its latest state; those hidden
+    /// from `viewer` are left out.
+    func changes(channelID: ChannelID, viewer: UserID, afterVersion: Int64, limit: Int,
+                 completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void)
+
+    /// For the messages of `seqs`: the reactions of `users`, and the reply tallies of their
+    /// threads whose sender is one of `users` or that are hidden from `viewer`.
+    func attributions(channelID: ChannelID, seqs: ClosedRange<Int64>, users: Set<UserID>, viewer: UserID,
+                      completion: @escaping @Sendable (Result<MessageAttributions, StoreError>) -> Void)
+
+    /// The stored messages of `seqs` with all their reactions and reply tallies (missing
+    /// seqs are left out).
+    func messageStates(channelID: ChannelID, seqs: [Int64],
+                       completion: @escaping @Sendable (Result<[MessageState], StoreError>) -> Void)
 
     /// The message `sender` stored with `clientMessageID`, if any (idempotent retries).
     func message(sender: UserID, clientMessageID: String,

@@ -4,6 +4,8 @@ import ChatCore
 public struct StoreSnapshot: Sendable {
     public var users: [User] = []
     public var channels: [Channel] = []
+    /// Each channel's version (§15): its latest stored change.
+    public var channelVersions: [ChannelID: Int64] = [:]
     /// The last message of each channel that has one.
     public var lastMessages: [Message] = []
     /// For channels whose newest message is hidden from a member (in practice

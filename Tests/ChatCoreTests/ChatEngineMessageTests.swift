@@ -196,22 +196,28 @@ struct ChatEngineMessageTests {
         // r blocked s and hides blocked senders: s's messages do not count toward the page.
         let asked = engine.readHistory(channel, beforeSeq: nil, afterSeq: 0, limit: 2, cursor: nil, by: "r", hideBlocked: true,
                                        for: .session(2, requestID: .number("9")))
-        guard case .readHistory(let first, _, "r", nil, 0, 2)? = asked.first else {
+        guard case .readHistory(let first, _, "r", nil, 0, 2, _)? = asked.first else {
             Issue.record("no read: \(asked)")
             return
         }
         let more = engine.historyRead(first, [message(1, from: "s"), message(2, from: "t")])
-        guard case .readHistory(let second, _, _, nil, 2, 2)? = more.first else {
+        guard case .readHistory(let second, _, _, nil, 2, 2, _)? = more.first else {
             Issue.record("the short page was not read on from seq 2: \(more)")
             return
         }
-        let done = engine.historyRead(second, [message(3, from: "t")])
+        let complete = engine.historyRead(second, [message(3, from: "t")])
+        // The page's counts need r's own reactions and those of s, whom r's connection cuts.
+        guard case .readAttributions(let attributions, _, 2...3, ["r", "s"], "r")? = complete.first else {
+            Issue.record("the page's attributions were not read: \(complete)")
+            return
+        }
+        let done = engine.attributionsRead(attributions, MessageAttributions())
         let seqs = done.replies.first?.reply.json?["messages"]?.arrayValue?.compactMap { $0["seq"]?.int64Value }
         #expect(seqs == [2, 3])
         #expect(done.replies.first?.reply.json?["next"] == .null)
         let again = engine.readHistory(channel, beforeSeq: nil, afterSeq: nil, limit: 5, cursor: nil, by: "r", hideBlocked: false,
                                        for: .session(2, requestID: .number("10")))
-        guard case .readHistory(let failing, _, _, _, _, _)? = again.first else { return }
+        guard case .readHistory(let failing, _, _, _, _, _, _)? = again.first else { return }
         #expect(engine.historyRead(failing, nil).replies.first?.reply.errorCode == .internalError)
         #expect(engine.readHistory(channel, beforeSeq: nil, afterSeq: nil, limit: 5, cursor: nil, by: "nobody", hideBlocked: false,
                                    for: .admin(1)).replies.first?.reply.errorCode == .channelNotFound)

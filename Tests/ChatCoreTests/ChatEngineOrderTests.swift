@@ -68,7 +68,7 @@ struct ChatEngineOrderTests {
         _ = Self.arrive(&engine, 4)
         _ = Self.arrive(&engine, 5)
         let due = engine.gapDue("g", afterSeq: 1)
-        guard case .readHistory(let read, let channel, let viewer, let before, let after, let limit)? = due.first else {
+        guard case .readHistory(let read, let channel, let viewer, let before, let after, let limit, _)? = due.first else {
             Issue.record("no read: \(due)")
             return
         }
@@ -84,7 +84,7 @@ struct ChatEngineOrderTests {
         _ = Self.arrive(&engine, 3)
         _ = Self.arrive(&engine, 4)
         _ = Self.arrive(&engine, 6)
-        guard case .readHistory(let read, _, _, _, _, _)? = engine.gapDue("g", afterSeq: 1).first else {
+        guard case .readHistory(let read, _, _, _, _, _, _)? = engine.gapDue("g", afterSeq: 1).first else {
             Issue.record("no read")
             return
         }

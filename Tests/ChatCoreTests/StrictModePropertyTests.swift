@@ -85,7 +85,7 @@ struct StrictModePropertyTests {
                     for user in users { if let session = Self.sessions[user], session != excluding { deliver(payload, to: session) } }
                 case .publishToSessions(let sessions, let payload):
                     for session in sessions { deliver(payload, to: session) }
-                case .readHistory(let read, let channelID, let viewer, let before, let after, let limit):
+                case .readHistory(let read, let channelID, let viewer, let before, let after, let limit, _):
                     let visible = (stored[channelID] ?? []).filter { $0.hiddenFrom != viewer }
                     var batch: [Message]
                     if let after {
@@ -94,6 +94,9 @@ struct StrictModePropertyTests {
                         batch = Array(visible.filter { message in before.map { message.seq < $0 } ?? true }.suffix(limit))
                     }
                     queue += engine.historyRead(read, batch, monotonicNow: now)
+                case .readAttributions(let read, _, _, _, _):
+                    // No reactions or replies in this model: the page's counts are its totals.
+                    queue += engine.attributionsRead(read, MessageAttributions())
                 case .checkTypingLater(let channel, let user, let after):
                     timers.append((now + after, { engine, at in engine.typingDue(channel, user: user, monotonicNow: at) }))
                 case .checkReadEventLater(let channel, let user, let after):

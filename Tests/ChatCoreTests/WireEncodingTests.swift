@@ -60,7 +60,7 @@ struct WireEncodingTests {
     @Test("Message: §3 fields, data written raw, hiddenFrom never on the wire")
     func messageShape() throws {
         let value = try written { WireEncoding.write(Self.message, to: &$0) }
-        #expect(value.keys == ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt"])
+        #expect(value.keys == ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt", "parentSeq", "replyCount", "mentionedUserIds", "reactions", "ownReactions", "editedAt", "deletedAt", "version"])
         #expect(value["id"] == .string("m_1"))
         #expect(value["channelId"] == .string("c_42"))
         #expect(value["seq"] == .number("7"))
@@ -80,9 +80,28 @@ struct WireEncodingTests {
     func messageNulls() throws {
         let plain = Message(id: "m", channelID: "c", seq: 1, senderID: "a", text: "t", createdAt: 5)
         let value = try written { WireEncoding.write(plain, to: &$0) }
-        #expect(value.keys == ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt"])
+        #expect(value.keys == ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt", "parentSeq", "replyCount", "mentionedUserIds", "reactions", "ownReactions", "editedAt", "deletedAt", "version"])
         #expect(value["data"] == .null)
         #expect(value["clientMessageId"] == .null)
+        // §15: a message of the channel itself, never edited or deleted, without reactions or replies.
+        #expect(value["parentSeq"] == .null)
+        #expect(value["replyCount"] == .number("0"))
+        #expect(value["mentionedUserIds"] == .array([]))
+        #expect(value["reactions"]?.keys == [])
+        #expect(value["ownReactions"] == .array([]))
+        #expect(value["editedAt"] == .null)
+        #expect(value["deletedAt"] == .null)
+        #expect(value["version"] == .number("0"))
+    }
+
+    @Test("Message: §15 fields as given, reaction kinds sorted")
+    func messageLifecycleFields() throws {
+        let changed = Message(id: "m", channelID: "c", seq: 4, senderID: "a", text: "t", createdAt: 5, parentSeq: 2,
+                              mentionedUserIDs: ["b", "c"], editedAt: 9, deletedAt: nil, version: 12,
+                              reactions: ["😀": 2, "+1": 1], replyCount: 0)
+        var w = JSONWriter()
+        WireEncoding.write(changed, ownReactions: ["+1"], to: &w)
+        #expect(w.text.contains(#""parentSeq":2,"replyCount":0,"mentionedUserIds":["b","c"],"reactions":{"+1":1,"😀":2},"ownReactions":["+1"],"editedAt":9,"deletedAt":null,"version":12"#))
     }
 
     // MARK: Channel
@@ -95,7 +114,7 @@ struct WireEncodingTests {
             WireEncoding.write(channel, lastMessage: nil, lastActivityAt: 100, lastReadSeq: 3, unreadCount: 2, to: &$0)
         }
         #expect(value.keys == ["id", "type", "name", "members", "memberCount", "distinct", "isOneToOne", "pushFromBlockedUsers",
-                               "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount"])
+                               "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount", "version"])
         #expect(value["memberCount"] == .number("2"))
         #expect(value["lastReadSeq"] == .number("3"))
         #expect(value["unreadCount"] == .number("2"))

@@ -68,7 +68,7 @@ extension PostgresStore {
     public func historyAsync(_ channelID: ChannelID, viewer: UserID = "nobody", before: Int64? = nil, after: Int64? = nil,
                       limit: Int = 1_000) async throws -> [Message] {
         try await withCheckedContinuation { continuation in
-            history(channelID: channelID, viewer: viewer, beforeSeq: before, afterSeq: after, limit: limit) {
+            history(channelID: channelID, viewer: viewer, beforeSeq: before, afterSeq: after, limit: limit, thread: nil) {
                 continuation.resume(returning: $0)
             }
         }.get()

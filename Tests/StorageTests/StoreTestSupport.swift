@@ -52,7 +52,7 @@ extension Store {
                  limit: Int) -> Result<[Message], StoreError> {
         let result = Mutex<Result<[Message], StoreError>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        history(channelID: channelID, viewer: viewer, beforeSeq: before, afterSeq: after, limit: limit) { outcome in
+        history(channelID: channelID, viewer: viewer, beforeSeq: before, afterSeq: after, limit: limit, thread: nil) { outcome in
             result.withLock { $0 = outcome }
             done.signal()
         }

@@ -18,12 +18,34 @@ extension BusEvent {
             guard rules.isUserID(blocker) else { return "blocker" }
             guard rules.isUserID(blocked) else { return "blocked" }
             guard rules.isTime(at) else { return "at" }
+        case .changeMessage(let change):
+            guard rules.isIdentifier(change.channelID) else { return "change.channelId" }
+            guard change.seq >= 1, rules.isSeq(change.seq) else { return "change.seq" }
+            guard rules.isUserID(change.actor) else { return "change.actor" }
+            guard rules.isTime(change.at) else { return "change.at" }
+            switch change.action {
+            case .edit(let text, let dataJSON, let mentions, let hideFrom):
+                guard rules.isText(text), dataJSON.map(rules.isText) ?? true else { return "change.text" }
+                guard mentions.count <= 25, mentions.allSatisfy(rules.isUserID) else { return "change.mentionedUserIds" }
+                guard hideFrom.map(rules.isUserID) ?? true else { return "change.hideFrom" }
+            case .delete:
+                break
+            case .addReaction(let kind), .removeReaction(let kind):
+                guard (1...64).contains(kind.utf8.count) else { return "change.kind" }
+            }
+            guard case .changed(let stored, let previousVersion) = result, stored.version > previousVersion, previousVersion >= 0
+            else { return "previousVersion" }
         case .markRead(let channelID, let userID, let seq):
             guard rules.isIdentifier(channelID) else { return "channelId" }
             guard rules.isUserID(userID) else { return "userId" }
             guard rules.isSeq(seq) else { return "seq" }
         }
-        if case .message(let stored) = result, let field = Self.invalidField(of: stored, stored: true) { return "stored.\(field)" }
+        switch result {
+        case .message(let stored), .changed(let stored, _):
+            if let field = Self.invalidField(of: stored, stored: true) { return "stored.\(field)" }
+        default:
+            break
+        }
         return nil
     }
 
@@ -64,6 +86,11 @@ extension BusEvent {
         guard message.clientMessageID.map({ $0.utf8.count <= rules.maxIdentifierBytes }) ?? true else { return "clientMessageId" }
         guard rules.isTime(message.createdAt) else { return "createdAt" }
         guard message.hiddenFrom.map({ $0.isEmpty || rules.isUserID($0) }) ?? true else { return "hiddenFrom" }
+        guard message.parentSeq.map({ $0 >= 1 && rules.isSeq($0) }) ?? true else { return "parentSeq" }
+        guard message.mentionedUserIDs.count <= 25, message.mentionedUserIDs.allSatisfy(rules.isUserID) else { return "mentionedUserIds" }
+        guard message.version >= 0, rules.isSeq(message.version) else { return "version" }
+        guard message.reactions.count <= MessageChange.maxReactionKinds,
+              message.reactions.keys.allSatisfy({ (1...64).contains($0.utf8.count) }) else { return "reactions" }
         return nil
     }
 }

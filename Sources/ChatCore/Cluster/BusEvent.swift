@@ -60,10 +60,19 @@ public struct BusEvent: Sendable, Equatable {
             w.key("channelId"); w.string(channelID)
             w.key("userId"); w.string(userID)
             w.key("seq"); w.int(seq)
+        case .changeMessage(let change):
+            w.key("kind"); w.string("change")
+            w.key("change"); Self.write(change, to: &w)
         }
         w.endObject()
-        if case .message(let stored) = result {
+        switch result {
+        case .message(let stored):
             w.key("message"); Self.write(stored, to: &w)
+        case .changed(let stored, let previousVersion):
+            w.key("message"); Self.write(stored, to: &w)
+            w.key("previousVersion"); w.int(previousVersion)
+        default:
+            break
         }
         w.endObject()
         return w.bytes
@@ -94,10 +103,17 @@ public struct BusEvent: Sendable, Equatable {
         case "read":
             decoded = .markRead(channelID: try string(write, "channelId"), userID: try string(write, "userId"),
                                 seq: try int(write, "seq"))
+        case "change": decoded = .changeMessage(try change(try object(write, "change")))
         case let other: throw DecodeError(description: "unknown bus write kind \(other)")
         }
         var result = StoreWriteResult.done
-        if let stored = root["message"]?.objectValue { result = .message(try message(stored)) }
+        if let stored = root["message"]?.objectValue {
+            if case .changeMessage = decoded {
+                result = .changed(try message(stored), previousVersion: try int(root, "previousVersion"))
+            } else {
+                result = .message(try message(stored))
+            }
+        }
         let event = BusEvent(node: node, number: number, write: decoded, result: result)
         if let field = event.invalidField { throw DecodeError(description: "bus event field \(field) is out of bounds") }
         return event
@@ -174,14 +190,73 @@ public struct BusEvent: Sendable, Equatable {
         w.key("clientMessageId"); w.string(message.clientMessageID)
         w.key("createdAt"); w.int(message.createdAt)
         w.key("hiddenFrom"); w.string(message.hiddenFrom)
+        w.key("parentSeq"); if let parent = message.parentSeq { w.int(parent) } else { w.null() }
+        w.key("mentionedUserIds"); strings(message.mentionedUserIDs, to: &w)
+        w.key("editedAt"); if let at = message.editedAt { w.int(at) } else { w.null() }
+        w.key("deletedAt"); if let at = message.deletedAt { w.int(at) } else { w.null() }
+        w.key("version"); w.int(message.version)
+        w.key("reactions"); WireEncoding.reactionCounts(message.reactions, to: &w)
+        w.key("replyCount"); w.int(Int64(message.replyCount))
         w.endObject()
     }
 
     private static func message(_ o: JSONObject) throws(DecodeError) -> Message {
-        Message(id: try string(o, "id"), channelID: try string(o, "channelId"), seq: try int(o, "seq"),
-                senderID: try string(o, "senderId"), text: try string(o, "text"), dataJSON: o["data"]?.stringValue,
-                clientMessageID: o["clientMessageId"]?.stringValue, createdAt: try int(o, "createdAt"),
-                hiddenFrom: o["hiddenFrom"]?.stringValue)
+        var reactions: [String: Int] = [:]
+        for (kind, value) in o["reactions"]?.objectValue?.entries ?? [] {
+            guard let count = value.int64Value, count > 0, count <= Int64(Int32.max) else {
+                throw DecodeError(description: "reaction count of \(kind) is not a positive integer")
+            }
+            reactions[kind] = Int(count)
+        }
+        let replyCount = o["replyCount"]?.int64Value ?? 0
+        guard replyCount >= 0, replyCount <= Int64(Int32.max) else { throw DecodeError(description: "replyCount is out of bounds") }
+        return Message(id: try string(o, "id"), channelID: try string(o, "channelId"), seq: try int(o, "seq"),
+                       senderID: try string(o, "senderId"), text: try string(o, "text"), dataJSON: o["data"]?.stringValue,
+                       clientMessageID: o["clientMessageId"]?.stringValue, createdAt: try int(o, "createdAt"),
+                       hiddenFrom: o["hiddenFrom"]?.stringValue, parentSeq: o["parentSeq"]?.int64Value,
+                       mentionedUserIDs: o["mentionedUserIds"] == nil ? [] : try strings(o["mentionedUserIds"]),
+                       editedAt: o["editedAt"]?.int64Value, deletedAt: o["deletedAt"]?.int64Value,
+                       version: o["version"]?.int64Value ?? 0, reactions: reactions, replyCount: Int(replyCount))
+    }
+
+    private static func write(_ change: MessageChange, to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("channelId"); w.string(change.channelID)
+        w.key("seq"); w.int(change.seq)
+        w.key("actor"); w.string(change.actor)
+        w.key("at"); w.int(change.at)
+        switch change.action {
+        case .edit(let text, let dataJSON, let mentions, let hideFrom):
+            w.key("action"); w.string("edit")
+            w.key("text"); w.string(text)
+            w.key("data"); w.string(dataJSON)
+            w.key("mentionedUserIds"); strings(mentions, to: &w)
+            w.key("hideFrom"); w.string(hideFrom)
+        case .delete:
+            w.key("action"); w.string("delete")
+        case .addReaction(let kind):
+            w.key("action"); w.string("addReaction")
+            w.key("kind"); w.string(kind)
+        case .removeReaction(let kind):
+            w.key("action"); w.string("removeReaction")
+            w.key("kind"); w.string(kind)
+        }
+        w.endObject()
+    }
+
+    private static func change(_ o: JSONObject) throws(DecodeError) -> MessageChange {
+        let action: MessageChange.Action
+        switch try string(o, "action") {
+        case "edit":
+            action = .edit(text: try string(o, "text"), dataJSON: o["data"]?.stringValue,
+                           mentionedUserIDs: try strings(o["mentionedUserIds"]), hideFrom: o["hideFrom"]?.stringValue)
+        case "delete": action = .delete
+        case "addReaction": action = .addReaction(try string(o, "kind"))
+        case "removeReaction": action = .removeReaction(try string(o, "kind"))
+        case let other: throw DecodeError(description: "unknown change action \(other)")
+        }
+        return MessageChange(channelID: try string(o, "channelId"), seq: try int(o, "seq"), actor: try string(o, "actor"),
+                             at: try int(o, "at"), action: action)
     }
 
     // MARK: fields

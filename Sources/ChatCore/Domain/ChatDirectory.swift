@@ -10,6 +10,8 @@ public struct ChatDirectory: Sendable {
     private var userChannels: [UserID: Set<ChannelID>] = [:]
     private var distinctIndex: [String: ChannelID] = [:]
     private var lastMessage: [ChannelID: Message] = [:]
+    /// Each channel's version (§15): the latest change this node applied.
+    private var versions: [ChannelID: Int64] = [:]
     /// For members the newest message is hidden from: the newest message each of them sees (nil: none).
     private var lastVisible: [ChannelID: [UserID: Message?]] = [:]
     /// Users with at least one live connection, and the members of each group
@@ -38,8 +40,9 @@ public struct ChatDirectory: Sendable {
     public mutating func load(users: [User], channels: [Channel], lastMessages: [Message],
                               lastVisible: [(viewer: UserID, message: Message)], blocks: [(blocker: UserID, blocked: UserID)],
                               readMarks: [ReadMark] = [], messagesAfterMarks: [MessageHeader] = [],
-                              blockingMode: DeliveryPolicy.Mode = .standard) {
+                              blockingMode: DeliveryPolicy.Mode = .standard, versions: [ChannelID: Int64] = [:]) {
         isStrict = blockingMode == .strict
+        self.versions = versions
         for user in users { self.users[user.id] = user }
         sortedUserIDs = self.users.keys.sorted()
         for message in lastMessages {
@@ -57,6 +60,10 @@ public struct ChatDirectory: Sendable {
         for (blocker, blocked) in blocks { self.blocks.block(blocker, blocked) }
         for mark in readMarks { reads.load(mark.userID, channel: mark.channelID, lastReadSeq: mark.lastReadSeq) }
         for header in messagesAfterMarks {
+            if header.deleted {
+                reads.uncountedAnywhere(header.seq, channel: header.channelID)
+                continue
+            }
             reads.uncounted(header.seq, channel: header.channelID, for: Self.uncountedMembers(sender: header.senderID,
                                                                                           hiddenFrom: header.hiddenFrom))
             messagesBySender?.record(header)
@@ -385,6 +392,7 @@ public struct ChatDirectory: Sendable {
     /// they saw before.
     public mutating func record(_ message: Message, hiddenFor: Set<UserID> = []) {
         let channel = message.channelID
+        advanceVersion(of: channel, to: message.version)
         if messagesBySender != nil {
             // Strict mode: views are derived from the relations at view time.
             messagesBySender?.record(message)
@@ -420,6 +428,32 @@ public struct ChatDirectory: Sendable {
             }
         }
         return (lastRead, max(0, unread))
+    }
+
+    /// The channel's version as this node last applied it (§15).
+    public func version(of channelID: ChannelID) -> Int64 { versions[channelID] ?? 0 }
+
+    public mutating func advanceVersion(of channelID: ChannelID, to version: Int64) {
+        if version > versions[channelID] ?? 0 { versions[channelID] = version }
+    }
+
+    /// A stored message changed (§15): the copies kept as channels' last messages follow it,
+    /// without moving any channel list; a tombstone no longer counts as unread; an edit
+    /// that hid it from a 1-to-1 member no longer counts for that member.
+    public mutating func messageChanged(_ message: Message) {
+        let channel = message.channelID
+        advanceVersion(of: channel, to: message.version)
+        if lastMessage[channel]?.seq == message.seq { lastMessage[channel] = message }
+        if var views = lastVisible[channel] {
+            for (viewer, visible) in views where visible?.seq == message.seq { views[viewer] = .some(message) }
+            lastVisible[channel] = views
+        }
+        if message.isDeleted {
+            reads.uncountedAnywhere(message.seq, channel: channel)
+            messagesBySender?.forget(message.seq, of: message.senderID, in: channel)
+        } else if let hidden = message.hiddenFrom {
+            reads.uncountedAnywhere(message.seq, channel: channel, for: [hidden])
+        }
     }
 
     /// The channel's newest message, whoever may see it.

@@ -15,6 +15,9 @@ public enum ErrorCode: String, Sendable, Equatable {
     case rateLimited = "ERR_RATE_LIMITED"
     case forbidden = "ERR_FORBIDDEN"
     case internalError = "ERR_INTERNAL"
+    case messageNotFound = "ERR_MESSAGE_NOT_FOUND"
+    case messageDeleted = "ERR_MESSAGE_DELETED"
+    case tooManyReactions = "ERR_TOO_MANY_REACTIONS"
 }
 
 /// A request that failed, as sent in an `error` reply.

@@ -55,6 +55,12 @@ public struct MessagesBySender: Sendable {
         channels[message.channelID] = senders
     }
 
+    /// A deleted message (§15) no longer counts: its seq leaves its sender's list.
+    public mutating func forget(_ seq: Int64, of sender: UserID, in channel: ChannelID) {
+        guard let seqs = channels[channel]?.seqs[sender], let index = seqs.firstIndex(of: seq) else { return }
+        channels[channel]?.seqs[sender]?.remove(at: index)
+    }
+
     private func append(_ seq: Int64, to seqs: inout [Int64]) {
         guard seqs.last.map({ $0 < seq }) ?? true else { return }
         seqs.append(seq)

@@ -81,7 +81,8 @@ public struct Channel: Sendable, Equatable {
     }
 }
 
-/// PROTOCOL.md §3 `Message`.
+/// PROTOCOL.md §3 `Message` as stored (§15): the totals of its reactions and replies, not
+/// yet as one viewer sees them (`MessageView`).
 public struct Message: Sendable, Equatable {
     public var id: MessageID
     public var channelID: ChannelID
@@ -93,12 +94,25 @@ public struct Message: Sendable, Equatable {
     public var dataJSON: String?
     public var clientMessageID: String?
     public var createdAt: Milliseconds
-    /// In a 1-to-1 channel, the member who had blocked the sender when it was sent
-    /// and never sees it (PROTOCOL.md §5).
+    /// In a 1-to-1 channel, the member who had blocked the sender when it was sent (or when
+    /// the sender edited it) and never sees it (PROTOCOL.md §5, §15).
     public var hiddenFrom: UserID?
+    /// The message whose thread this reply is in; nil for a message of the channel itself.
+    public var parentSeq: Int64?
+    public var mentionedUserIDs: [UserID]
+    public var editedAt: Milliseconds?
+    public var deletedAt: Milliseconds?
+    /// The channel version of the message's latest change (assigned by the store, like `seq`).
+    public var version: Int64
+    /// Reactions per kind, everyone's.
+    public var reactions: [String: Int]
+    /// Replies in its thread, everyone's (tombstones included).
+    public var replyCount: Int
 
     public init(id: MessageID, channelID: ChannelID, seq: Int64 = 0, senderID: UserID, text: String,
-                dataJSON: String? = nil, clientMessageID: String? = nil, createdAt: Milliseconds, hiddenFrom: UserID? = nil) {
+                dataJSON: String? = nil, clientMessageID: String? = nil, createdAt: Milliseconds, hiddenFrom: UserID? = nil,
+                parentSeq: Int64? = nil, mentionedUserIDs: [UserID] = [], editedAt: Milliseconds? = nil,
+                deletedAt: Milliseconds? = nil, version: Int64 = 0, reactions: [String: Int] = [:], replyCount: Int = 0) {
         self.id = id
         self.channelID = channelID
         self.seq = seq
@@ -108,7 +122,16 @@ public struct Message: Sendable, Equatable {
         self.clientMessageID = clientMessageID
         self.createdAt = createdAt
         self.hiddenFrom = hiddenFrom
+        self.parentSeq = parentSeq
+        self.mentionedUserIDs = mentionedUserIDs
+        self.editedAt = editedAt
+        self.deletedAt = deletedAt
+        self.version = version
+        self.reactions = reactions
+        self.replyCount = replyCount
     }
+
+    public var isDeleted: Bool { deletedAt != nil }
 }
 
 /// A member's stored read mark (PROTOCOL.md §14 `lastReadSeq`).
@@ -131,11 +154,14 @@ public struct MessageHeader: Sendable, Equatable {
     public var seq: Int64
     public var senderID: UserID
     public var hiddenFrom: UserID?
+    /// A tombstone no longer counts as unread for anyone (§15).
+    public var deleted: Bool
 
-    public init(channelID: ChannelID, seq: Int64, senderID: UserID, hiddenFrom: UserID?) {
+    public init(channelID: ChannelID, seq: Int64, senderID: UserID, hiddenFrom: UserID?, deleted: Bool = false) {
         self.channelID = channelID
         self.seq = seq
         self.senderID = senderID
         self.hiddenFrom = hiddenFrom
+        self.deleted = deleted
     }
 }

@@ -2,10 +2,14 @@
 public struct PushEvent: Sendable, Equatable {
     public var userID: UserID
     public var message: Message
+    /// The message mentions the user (§15): apps may notify louder. A mention never adds a
+    /// push that a plain message would not get (§5).
+    public var mentioned: Bool
 
-    public init(userID: UserID, message: Message) {
+    public init(userID: UserID, message: Message, mentioned: Bool = false) {
         self.userID = userID
         self.message = message
+        self.mentioned = mentioned
     }
 
     /// `{"type":"push","userId","channelId","messageId","senderId","text","createdAt"}`
@@ -19,6 +23,12 @@ public struct PushEvent: Sendable, Equatable {
         w.key("senderId"); w.string(message.senderID)
         w.key("text"); w.string(message.text)
         w.key("createdAt"); w.int(message.createdAt)
+        if let parent = message.parentSeq {
+            w.key("parentSeq"); w.int(parent)
+        }
+        if mentioned {
+            w.key("mentioned"); w.bool(true)
+        }
         w.endObject()
         return w.bytes
     }

@@ -34,6 +34,42 @@ public struct ReadStates: Sendable {
             }
         }
 
+        /// `uncount` for a seq in any order (a message deleted or hidden after later ones
+        /// arrived): inserted into its place among the ranges, unless already there.
+        mutating func uncountAnywhere(_ seq: Int64) {
+            guard seq > lastReadSeq, seq > foldedThrough else { return }
+            if uncounted.last.map({ seq > $0.upperBound }) ?? true {
+                uncount(seq)
+                return
+            }
+            var low = 0
+            var high = uncounted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if uncounted[middle].upperBound < seq { low = middle + 1 } else { high = middle }
+            }
+            // uncounted[low] is the first range ending at or after seq.
+            if uncounted[low].contains(seq) { return }
+            let joinsNext = uncounted[low].lowerBound == seq + 1
+            let joinsPrevious = low > 0 && uncounted[low - 1].upperBound + 1 == seq
+            switch (joinsPrevious, joinsNext) {
+            case (true, true):
+                uncounted[low - 1] = uncounted[low - 1].lowerBound...uncounted[low].upperBound
+                uncounted.remove(at: low)
+            case (true, false):
+                uncounted[low - 1] = uncounted[low - 1].lowerBound...seq
+            case (false, true):
+                uncounted[low] = seq...uncounted[low].upperBound
+            case (false, false):
+                uncounted.insert(seq...seq, at: low)
+                if uncounted.count > ReadStates.maxRanges {
+                    let oldest = uncounted.removeFirst()
+                    folded += Int64(oldest.count)
+                    foldedThrough = oldest.upperBound
+                }
+            }
+        }
+
         mutating func mark(_ seq: Int64) -> Bool {
             guard seq > lastReadSeq else { return false }
             lastReadSeq = seq
@@ -69,6 +105,13 @@ public struct ReadStates: Sendable {
     public mutating func uncounted(_ seq: Int64, channel: ChannelID, for users: some Sequence<UserID>) {
         guard channels[channel] != nil else { return }
         for user in users { channels[channel]?[user]?.uncount(seq) }
+    }
+
+    /// Message `seq` of `channel`, in any order, no longer counts for `users` (nil: every
+    /// member; a deleted message, §15).
+    public mutating func uncountedAnywhere(_ seq: Int64, channel: ChannelID, for users: [UserID]? = nil) {
+        guard let members = channels[channel] else { return }
+        for user in users ?? Array(members.keys) { channels[channel]?[user]?.uncountAnywhere(seq) }
     }
 
     /// Moves `user`'s mark to `seq` if that is later; true when it moved.

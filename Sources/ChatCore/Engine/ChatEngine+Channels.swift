@@ -186,7 +186,7 @@ extension ChatEngine {
         if channel.type == .open && !viewer.isEmpty { shown.members = shown.members.contains(viewer) ? [viewer] : [] }
         WireEncoding.write(shown, memberCount: memberCount, lastMessage: directory.lastMessage(of: channel.id, for: viewer),
                            lastActivityAt: directory.lastActivity(of: channel, for: viewer), lastReadSeq: read.lastReadSeq,
-                           unreadCount: read.unreadCount, to: &w)
+                           unreadCount: read.unreadCount, version: directory.version(of: channel.id), to: &w)
         return w.bytes
     }
 

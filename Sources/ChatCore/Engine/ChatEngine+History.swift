@@ -19,6 +19,8 @@ struct HistoryPage: Sendable {
     var channel: Channel
     var viewer: UserID
     var hideBlocked: Bool
+    /// Reads one thread's replies (`parentSeq`).
+    var thread: Int64? = nil
     /// `afterSeq` pages forward (oldest first); `beforeSeq` or neither pages back.
     var forward: Bool
     var limit: Int
@@ -67,19 +69,22 @@ extension ChatEngine {
     /// (`readHistory`; answer with `historyRead`) until the page is complete, leaving out
     /// what §5 hides from the reader; `next` is a sealed cursor.
     public mutating func readHistory(_ channelID: ChannelID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, cursor: String?,
-                                     by viewer: UserID, hideBlocked: Bool, for requester: Requester) -> [EngineEffect] {
+                                     thread: Int64? = nil, by viewer: UserID, hideBlocked: Bool,
+                                     for requester: Requester) -> [EngineEffect] {
         do throws(ChatError) {
             let channel = try directory.memberChannel(channelID, of: viewer)
             var (before, after) = (beforeSeq, afterSeq)
             if let cursor {
                 let fields = try cursors.open(cursor, fieldCount: 4)
-                guard fields[0] == "history", fields[1] == channelID, let seq = Int64(fields[3]),
+                let kind = thread.map { "thread.\($0)" } ?? "history"
+                guard fields[0] == kind, fields[1] == channelID, let seq = Int64(fields[3]),
                       ["after", "before"].contains(fields[2]) else {
                     throw ChatError(.invalidCursor, "cursor is for another list")
                 }
                 if fields[2] == "after" { after = seq } else { before = seq }
             }
-            let page = HistoryPage(channel: channel, viewer: viewer, hideBlocked: hideBlocked, forward: after != nil, limit: limit)
+            let page = HistoryPage(channel: channel, viewer: viewer, hideBlocked: hideBlocked, thread: thread, forward: after != nil,
+                                   limit: limit)
             return read(HistoryRead(page: page, requester: requester), from: after ?? before)
         } catch {
             return [.reply(requester, .failure(error))]
@@ -99,16 +104,11 @@ extension ChatEngine {
             return self.read(pending, from: pending.page.forward ? batch.last?.seq : batch.first?.seq)
         }
         let page = pending.page
-        let next = page.next.map { cursors.seal(["history", page.channel.id, page.forward ? "after" : "before", String($0)]) }
-        var w = JSONWriter()
-        w.beginObject()
-        w.key("messages")
-        w.beginArray()
-        for message in page.messages { WireEncoding.write(message, to: &w) }
-        w.endArray()
-        w.key("next"); w.string(next)
-        w.endObject()
-        return [.reply(pending.requester, .result(w.bytes))]
+        let kind = page.thread.map { "thread.\($0)" } ?? "history"
+        let next = page.next.map { cursors.seal([kind, page.channel.id, page.forward ? "after" : "before", String($0)]) }
+        return attribute(AttributedPage(requester: pending.requester,
+                                        viewer: viewer(page.viewer, hideBlocked: page.hideBlocked, in: page.channel),
+                                        messages: page.messages, ending: .history(next: next)))
     }
 
     private mutating func read(_ pending: HistoryRead, from seq: Int64?) -> [EngineEffect] {
@@ -116,7 +116,7 @@ extension ChatEngine {
         historyReads[id] = pending
         let page = pending.page
         return [.readHistory(id, channel: page.channel.id, viewer: page.viewer, beforeSeq: page.forward ? nil : seq,
-                             afterSeq: page.forward ? seq : nil, limit: page.limit)]
+                             afterSeq: page.forward ? seq : nil, limit: page.limit, thread: page.thread)]
     }
 
     private func shows(_ message: Message, to page: HistoryPage) -> Bool {

@@ -3,9 +3,10 @@ extension ChatEngine {
     /// The store's snapshot (see `ChatDirectory.load`), read in this engine's blocking mode.
     public mutating func load(users: [User], channels: [Channel], lastMessages: [Message],
                               lastVisible: [(viewer: UserID, message: Message)], blocks: [(blocker: UserID, blocked: UserID)],
-                              readMarks: [ReadMark], messagesAfterMarks: [MessageHeader]) {
+                              readMarks: [ReadMark], messagesAfterMarks: [MessageHeader], versions: [ChannelID: Int64] = [:]) {
         directory.load(users: users, channels: channels, lastMessages: lastMessages, lastVisible: lastVisible, blocks: blocks,
-                       readMarks: readMarks, messagesAfterMarks: messagesAfterMarks, blockingMode: settings.blockingMode)
+                       readMarks: readMarks, messagesAfterMarks: messagesAfterMarks, blockingMode: settings.blockingMode,
+                       versions: versions)
     }
 
     /// Strict mode derives each member's `lastMessage` from the newest message of every

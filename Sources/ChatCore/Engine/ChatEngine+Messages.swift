@@ -24,6 +24,9 @@ struct MessageSend: Sendable {
     var dataJSON: String?
     var clientMessageID: String?
     var requester: Requester
+    /// A reply in the thread of this message (§15).
+    var parentSeq: Int64? = nil
+    var mentionedUserIDs: [UserID] = []
 }
 
 /// What the per-message limits of §6 count.
@@ -43,6 +46,11 @@ public struct MessageCounters: Sendable, Equatable {
     public var typingStops = 0
     /// Presence subscriptions held by this node's connections (a level, not a count of events).
     public var presenceSubscriptions = 0
+    /// §15: changes (edits, deletes, reactions) stored by this node, refused by the change
+    /// rate, and committed changes whose message could not be read (sent to nobody live).
+    public var changesStored = 0
+    public var changesRateLimited = 0
+    public var changeEventsSkipped = 0
 
     public init() {}
 }
@@ -61,12 +69,17 @@ extension ChatEngine {
     /// on commit the sender gets `ok` and the channel `message.new`, both from one encoding
     /// of the message; offline members get push events (§9). A sender's sends are rated,
     /// stored and answered in the order they arrived (`SendsInArrivalOrder`).
+    ///
+    /// A reply (`parentSeq`, §15) first needs its parent, read into the engine's copy when it
+    /// is not there: it must be a message the sender sees that is not itself a reply.
     public mutating func sendMessage(_ channelID: ChannelID, text: String, dataJSON: String?, clientMessageID: String?,
+                                     parentSeq: Int64? = nil, mentionedUserIDs: [UserID] = [],
                                      from sender: UserID, device: String?, for requester: Requester,
                                      now: Milliseconds, monotonicNow: Milliseconds) -> [EngineEffect] {
         counters.received += 1
         let send = MessageSend(channelID: channelID, sender: sender, device: device, text: text, dataJSON: dataJSON,
-                               clientMessageID: clientMessageID, requester: requester)
+                               clientMessageID: clientMessageID, requester: requester, parentSeq: parentSeq,
+                               mentionedUserIDs: mentionedUserIDs)
         do throws(ChatError) {
             _ = try directory.memberChannel(channelID, of: sender)
             if text.count > settings.maxTextLength {
@@ -76,6 +89,12 @@ extension ChatEngine {
             return [.reply(requester, .failure(error))]
         }
         guard let clientMessageID else {
+            if parentSeq != nil {
+                let ticket = nextWriteID()
+                let (stage, loads) = parentStage(of: send, ticket: ticket)
+                pendingSends.append(ticket, send, stage)
+                return loads + drainSends(of: sender, now: now, monotonicNow: monotonicNow)
+            }
             if pendingSends.isEmpty(for: sender) && !asksSharedRate {
                 let user = number(for: sender)
                 return store(send, rate: userMessageRates?.take(user, now: monotonicNow), now: now)
@@ -98,14 +117,61 @@ extension ChatEngine {
     /// The store's answer to `lookUpClientMessage`.
     public mutating func clientMessageLookedUp(_ lookup: WriteID, _ result: ClientMessageLookup, now: Milliseconds,
                                                monotonicNow: Milliseconds) -> [EngineEffect] {
-        let stage: SendsInArrivalOrder.Stage
+        var stage: SendsInArrivalOrder.Stage
+        var loads: [EngineEffect] = []
         switch result {
         case .found(let stored): stage = .answered(.result(Self.encode(stored)))
         case .notFound: stage = .ready
         case .failed: stage = .answered(.failure(ChatError(.internalError, "storage failed; retry")))
         }
+        if case .ready = stage, let send = pendingSends.entry(lookup)?.send, send.parentSeq != nil {
+            (stage, loads) = parentStage(of: send, ticket: lookup)
+        }
         guard let sender = pendingSends.update(lookup, to: stage) else { return [] }
-        return drainSends(of: sender, now: now, monotonicNow: monotonicNow)
+        return loads + drainSends(of: sender, now: now, monotonicNow: monotonicNow)
+    }
+
+    /// Where a reply stands on its parent: ready, refused, or waiting for the parent's read.
+    private mutating func parentStage(of send: MessageSend, ticket: WriteID) -> (SendsInArrivalOrder.Stage, [EngineEffect]) {
+        guard let parentSeq = send.parentSeq else { return (.ready, []) }
+        let key = MessageStates.Key(channel: send.channelID, seq: parentSeq)
+        if let parent = messageStates.state(key) { return (judgeParent(parent, of: send), []) }
+        repliesAwaitingParent[key, default: []].append(ticket)
+        return (.lookingUp, loadStates([key]))
+    }
+
+    private func judgeParent(_ parent: MessageState, of send: MessageSend) -> SendsInArrivalOrder.Stage {
+        guard let channel = directory.channels[send.channelID] else {
+            return .answered(.failure(ChatError(.channelNotFound, "no channel \(send.channelID)")))
+        }
+        let hideBlocked = send.requester.session.map { sessions.hidesBlocked($0) } ?? false
+        guard viewer(send.sender, hideBlocked: hideBlocked, in: channel).sees(parent.message) else {
+            return .answered(.failure(ChatError(.badRequest, "parentSeq \(parent.message.seq) is no message of this channel")))
+        }
+        guard parent.message.parentSeq == nil else {
+            return .answered(.failure(ChatError(.badRequest, "parentSeq \(parent.message.seq) is a reply; a reply cannot be a parent")))
+        }
+        return .ready
+    }
+
+    /// The parent read for waiting replies finished: each is judged and its sender drained.
+    mutating func parentRead(_ key: MessageStates.Key, found: Bool, failed: Bool, now: Milliseconds,
+                             monotonicNow: Milliseconds) -> [EngineEffect] {
+        var effects: [EngineEffect] = []
+        for ticket in repliesAwaitingParent.removeValue(forKey: key) ?? [] {
+            guard let send = pendingSends.entry(ticket)?.send else { continue }
+            let stage: SendsInArrivalOrder.Stage
+            if failed {
+                stage = .answered(.failure(ChatError(.internalError, "storage failed; retry")))
+            } else if found, let parent = messageStates.peek(key) {
+                stage = judgeParent(parent, of: send)
+            } else {
+                stage = .answered(.failure(ChatError(.badRequest, "parentSeq \(key.seq) is no message of this channel")))
+            }
+            guard let sender = pendingSends.update(ticket, to: stage) else { continue }
+            effects += drainSends(of: sender, now: now, monotonicNow: monotonicNow)
+        }
+        return effects
     }
 
     /// The shared limiter's answer to `takeRate`; nil when it could not answer (this node's
@@ -121,7 +187,7 @@ extension ChatEngine {
 
     /// Settles the sender's queued sends from the oldest while they can be, then asks the
     /// shared rate for those that may ask now.
-    private mutating func drainSends(of sender: UserID, now: Milliseconds, monotonicNow: Milliseconds) -> [EngineEffect] {
+    mutating func drainSends(of sender: UserID, now: Milliseconds, monotonicNow: Milliseconds) -> [EngineEffect] {
         var effects: [EngineEffect] = []
         draining: while let head = pendingSends.head(of: sender) {
             let send = head.send
@@ -194,7 +260,8 @@ extension ChatEngine {
             hiddenFrom = other
         }
         let message = Message(id: ids.make(prefix: "m_", at: now), channelID: channel.id, senderID: send.sender, text: send.text,
-                              dataJSON: send.dataJSON, clientMessageID: send.clientMessageID, createdAt: now, hiddenFrom: hiddenFrom)
+                              dataJSON: send.dataJSON, clientMessageID: send.clientMessageID, createdAt: now, hiddenFrom: hiddenFrom,
+                              parentSeq: send.parentSeq, mentionedUserIDs: mentionable(send.mentionedUserIDs, in: channel))
         let write = nextWriteID()
         messageWrites.append(write, send)
         return [.persist(write, .insertMessage(message))]
@@ -214,6 +281,11 @@ extension ChatEngine {
                                          monotonicNow: monotonicNow)
             }
             return effects
+        }
+        if case .committed(.refused) = outcome {
+            // The parent the engine judged is gone from the store (it cannot be: parents stay).
+            let error = ChatError(.badRequest, "parentSeq is no message of this channel")
+            return [.reply(send.requester, .failure(error))] + (key.map { settle($0, with: .failure(error)) } ?? [])
         }
         guard case .committed(.message(let stored)) = outcome else {
             let error = ChatError(.internalError, "storage failed; retry")
@@ -239,15 +311,20 @@ extension ChatEngine {
                          monotonicNow: Milliseconds) -> [EngineEffect] {
         let relations = senderRelations(stored.senderID, in: channel)
         directory.record(stored, hiddenFor: relations.listUnmoved)
+        var effects: [EngineEffect] = []
         // Open channels deliver at most N a second live; the rest is in history only (§6).
-        guard channel.kind != .open || openChannelRates?.admit(channel.id, now: monotonicNow) ?? true else {
+        if channel.kind != .open || openChannelRates?.admit(channel.id, now: monotonicNow) ?? true {
+            let origin = MessageOrigin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map { number(for: $0) },
+                                       related: relations.related, kind: channel.kind, mode: settings.blockingMode)
+            let event = WireEncoding.event("message.new") { $0.raw(bytes: json) }
+            effects.append(.publishMessage(stored.channelID, payload: event, origin: origin, excluding: excluding))
+        } else {
             counters.openChannelThrottled += 1
-            return []
         }
-        let origin = MessageOrigin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map { number(for: $0) },
-                                   related: relations.related, kind: channel.kind, mode: settings.blockingMode)
-        let event = WireEncoding.event("message.new") { $0.raw(bytes: json) }
-        return [.publishMessage(stored.channelID, payload: event, origin: origin, excluding: excluding)]
+        // A reply moved its parent's count: sent after the reply itself, to the replying
+        // connection too (its `ok` was the reply, not the parent).
+        if stored.parentSeq != nil { effects += logChange(.reply(stored, excluding: nil)) }
+        return effects
     }
 
     /// Answers every retry that waited for the first send of the same `clientMessageId`.
@@ -308,7 +385,7 @@ extension ChatEngine {
             let relation = relation(sender: message.senderID, recipient: member)
             if DeliveryPolicy.pushes(kind: channel.kind, mode: settings.blockingMode, relation: relation,
                                      pushFromBlockedUsers: channel.pushFromBlockedUsers) {
-                events.append(PushEvent(userID: member, message: message))
+                events.append(PushEvent(userID: member, message: message, mentioned: message.mentionedUserIDs.contains(member)))
             }
         }
         return events

@@ -12,11 +12,15 @@ extension ChatEngine {
             switch event.result {
             case .message(let message): stored = message
             case .existingMessage(let message): stored = message
-            case .done: return []
+            case .done, .changed, .unchanged, .refused: return []
             }
             guard let channel = directory.channels[stored.channelID] else { return [] }
             if case .message = event.result { counters.stored += 1 }
             return recordInOrder(stored, json: Self.encode(stored), in: channel, excluding: nil, monotonicNow: monotonicNow)
+        case .changeMessage(let change):
+            guard case .changed(let stored, let previousVersion) = event.result else { return [] }
+            counters.changesStored += 1
+            return logChange(.changed(change, stored, previousVersion: previousVersion, answer: nil, excluding: nil))
         case .setBlock(let blocker, let blocked, let isBlocked, _):
             if isBlocked {
                 directory.blocks.block(blocker, blocked)

@@ -19,7 +19,7 @@ extension ChatEngine {
         if let image = request.image { user.image = image }
         user.lastSeenAt = now
         var effects = touchUser(user)
-        sessions.add(request.id, of: user.id)
+        sessions.add(request.id, of: user.id, hideBlocked: request.hideBlocked)
         if !request.presenceOnBus { effects += presenceChanged(user.id, online: true, at: now) }
         let seed = SessionSeed(userNumber: number(for: user.id), channels: directory.channelIDs(of: user.id),
                                blocked: Set(directory.blocks.blocked(by: user.id).map { number(for: $0) }),

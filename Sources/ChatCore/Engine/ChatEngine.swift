@@ -24,11 +24,18 @@ public struct ChatEngine: Sendable {
         public var sharedUserRate = false
         /// §6: live connections per user on this node (across nodes the cluster counts).
         public var maxConnectionsPerUser = 30
+        /// §15: edits, deletes and reactions per user across its connections; 0 turns the limit off.
+        public var userChangesPerSecond = 0
+        public var userChangeBurst = 10
+        /// How long a message's reaction events are held back after one went out, so a
+        /// storm sends each connection one event per window (0: every reaction at once).
+        public var reactionEventWindowMilliseconds: Milliseconds = 100
 
         public init(blockingMode: DeliveryPolicy.Mode = .standard, revealBlockedBy: Bool = false,
                     excludeFromInvitations: Bool = false, maxTextLength: Int = 5000, userMessagesPerSecond: Int = 0,
                     userMessageBurst: Int = 5, openChannelMessagesPerSecond: Int = 0, sharedUserRate: Bool = false,
-                    maxConnectionsPerUser: Int = 30) {
+                    maxConnectionsPerUser: Int = 30, userChangesPerSecond: Int = 0, userChangeBurst: Int = 10,
+                    reactionEventWindowMilliseconds: Milliseconds = 100) {
             self.blockingMode = blockingMode
             self.revealBlockedBy = revealBlockedBy
             self.excludeFromInvitations = excludeFromInvitations
@@ -38,6 +45,9 @@ public struct ChatEngine: Sendable {
             self.openChannelMessagesPerSecond = openChannelMessagesPerSecond
             self.sharedUserRate = sharedUserRate
             self.maxConnectionsPerUser = maxConnectionsPerUser
+            self.userChangesPerSecond = userChangesPerSecond
+            self.userChangeBurst = userChangeBurst
+            self.reactionEventWindowMilliseconds = reactionEventWindowMilliseconds
         }
     }
 
@@ -101,6 +111,22 @@ public struct ChatEngine: Sendable {
     var readMarksWriting: [ReadEventPacing.Key: WriteID] = [:]
     var readMarksQueued: [ReadEventPacing.Key: ReadMarkWrite] = [:]
     var readPacing = ReadEventPacing()
+    /// The message lifecycle (§15): the engine's copy of messages being changed, change
+    /// requests waiting for one, change writes in flight, committed changes waiting their
+    /// turn per channel, replies waiting for their parent, held-back reaction events, the
+    /// per-user change rate, and the members of each channel blocked with anyone.
+    var messageStates = MessageStates()
+    var changeRequests: [MessageStates.Key: [ChangeRequest]] = [:]
+    var changeWrites: [WriteID: (MessageChange, ChangeAnswer)] = [:]
+    var changeLog: [ChannelID: [LoggedChange]] = [:]
+    var repliesAwaitingParent: [MessageStates.Key: [WriteID]] = [:]
+    var reactionWindows: [MessageStates.Key: ReactionWindow] = [:]
+    var userChangeRates: TokenBucketLimiter<UserNumber>?
+    var relatedMembersCache: [ChannelID: Set<UserID>] = [:]
+    var relatedMembersRevision: (UInt64, UInt64) = (0, 0)
+    /// `message.changes` pages being read, and history pages waiting for their attributions.
+    var changeReads: [WriteID: ChangesRead] = [:]
+    var attributionReads: [WriteID: AttributedPage] = [:]
     public internal(set) var counters = MessageCounters()
 
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),
@@ -113,6 +139,10 @@ public struct ChatEngine: Sendable {
         if settings.userMessagesPerSecond > 0 {
             userMessageRates = TokenBucketLimiter(ratePerSecond: settings.userMessagesPerSecond,
                                                   burst: max(1, settings.userMessageBurst))
+        }
+        if settings.userChangesPerSecond > 0 {
+            userChangeRates = TokenBucketLimiter(ratePerSecond: settings.userChangesPerSecond,
+                                                 burst: max(1, settings.userChangeBurst))
         }
         if settings.openChannelMessagesPerSecond > 0 {
             openChannelRates = SlidingWindowLimiter(limit: settings.openChannelMessagesPerSecond)
@@ -128,7 +158,7 @@ public struct ChatEngine: Sendable {
 
     /// Writes in flight (for tests and metrics).
     public var writesInFlight: Int {
-        blockWrites.count + channelWrites.count + userWrites.count + messageWrites.count + readWrites.count
+        blockWrites.count + channelWrites.count + userWrites.count + messageWrites.count + readWrites.count + changeWrites.count
     }
 
     mutating func nextWriteID() -> WriteID {
@@ -143,6 +173,7 @@ public struct ChatEngine: Sendable {
         if let change = channelWrites.removeValue(forKey: write) { return channelCommitted(change, outcome) }
         if let row = userWrites.removeValue(forKey: write) { return userCommitted(row, outcome) }
         if let mark = readWrites.removeValue(forKey: write) { return readMarkCommitted(mark, outcome, monotonicNow: monotonicNow) }
+        if let (change, answer) = changeWrites.removeValue(forKey: write) { return changeCommitted(change, answer, outcome) }
         return []
     }
 }

@@ -69,9 +69,24 @@ public enum EngineEffect: Sendable, Equatable {
     /// Look a sender's `clientMessageId` up in the store; answer with
     /// `ChatEngine.clientMessageLookedUp(_:_:now:monotonicNow:)`.
     case lookUpClientMessage(WriteID, sender: UserID, clientMessageID: String)
-    /// Read a channel's messages for a viewer (ascending seq, as `Store.history`); answer
-    /// with `ChatEngine.historyRead(_:_:)`.
-    case readHistory(WriteID, channel: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int)
+    /// Read a channel's messages for a viewer (ascending seq, as `Store.history`; `thread`:
+    /// one thread's replies); answer with `ChatEngine.historyRead(_:_:)`.
+    case readHistory(WriteID, channel: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int,
+                     thread: Int64? = nil)
+    /// Read the messages changed after a version (`Store.changes`); answer with
+    /// `ChatEngine.changesRead(_:_:)`.
+    case readChanges(WriteID, channel: ChannelID, viewer: UserID, afterVersion: Int64, limit: Int)
+    /// Read the reactions and replies a viewer's page depends on (`Store.attributions`);
+    /// answer with `ChatEngine.attributionsRead(_:_:)`.
+    case readAttributions(WriteID, channel: ChannelID, seqs: ClosedRange<Int64>, users: Set<UserID>, viewer: UserID)
+    /// Read whole message states (`Store.messageStates`); answer with
+    /// `ChatEngine.messageStatesRead(_:_:now:monotonicNow:)`.
+    case readMessageStates(WriteID, channel: ChannelID, seqs: [Int64])
+    /// Send one event (its JSON text) to the channel's live sessions but `excluding` and
+    /// the sessions of `skipping` (user numbers: the engine sends those their own).
+    case publishChange(ChannelID, payload: [UInt8], skipping: Set<UserNumber>, excluding: SessionID?)
+    /// After this long, call `ChatEngine.reactionWindowDue(_:seq:)`.
+    case checkReactionsLater(ChannelID, seq: Int64, afterMilliseconds: Milliseconds)
     /// Take one token of `user`'s §6 rate from the limiter all nodes share; answer with
     /// `rateTaken`. `now` is wall-clock milliseconds (the nodes' common scale).
     case takeRate(WriteID, user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds)

@@ -49,6 +49,12 @@ struct SendsInArrivalOrder: Sendable {
         return sender
     }
 
+    /// The queued entry of `ticket`.
+    func entry(_ ticket: WriteID) -> Entry? {
+        guard let sender = senders[ticket] else { return nil }
+        return queues[sender]?.first { $0.ticket == ticket }
+    }
+
     /// The sender's oldest queued send.
     func head(of sender: UserID) -> Entry? { queues[sender]?.first }
 

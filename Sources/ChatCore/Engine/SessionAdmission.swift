@@ -9,9 +9,13 @@ public struct SessionRequest: Sendable, Equatable {
     /// Cluster mode: the shared connection set announces the user online to every node
     /// (this one included), so the engine does not announce it itself.
     public var presenceOnBus: Bool
+    /// The connection hides blocked users' messages in groups (§5 `hideBlocked=1`).
+    public var hideBlocked: Bool
 
-    public init(id: SessionID, user: UserID, name: String? = nil, image: String? = nil, presenceOnBus: Bool = false) {
+    public init(id: SessionID, user: UserID, name: String? = nil, image: String? = nil, presenceOnBus: Bool = false,
+                hideBlocked: Bool = false) {
         self.id = id
+        self.hideBlocked = hideBlocked
         self.user = user
         self.name = name
         self.image = image

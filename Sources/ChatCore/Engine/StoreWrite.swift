@@ -6,8 +6,13 @@ public enum StoreWrite: Sendable, Equatable {
     case setUserDeactivated(UserID, Bool)
     /// Replaces the channel row (name, options, one-to-one flag) and its member list.
     case updateChannel(Channel)
-    /// Stores a message; the store assigns `seq` (channel's last + 1) inside the transaction.
+    /// Stores a message; the store assigns `seq` (channel's last + 1) and `version` (the
+    /// channel's next) inside the transaction. A reply (`parentSeq`) also counts in its
+    /// parent, which takes the same version (§15).
     case insertMessage(Message)
+    /// Changes a stored message (§15) unless `MessageChange.refusal` says no against the
+    /// stored row; a change that changes nothing takes no version.
+    case changeMessage(MessageChange)
     case setBlock(blocker: UserID, blocked: UserID, isBlocked: Bool, at: Milliseconds)
     /// Moves a member's read mark to `seq` unless it is already there or later (§14). A
     /// member's mark starts, when the channel or membership is written, at the channel's
@@ -23,13 +28,22 @@ public enum StoreWriteResult: Sendable, Equatable {
     /// A message with the same sender and `clientMessageId` was stored before (a retry, maybe
     /// through another node): that one, and nothing new was written.
     case existingMessage(Message)
+    /// The message after a `changeMessage`, with the version the message had before it.
+    case changed(Message, previousVersion: Int64)
+    /// The change changed nothing (a reaction already there or already gone, a tombstone
+    /// deleted again): the message as stored.
+    case unchanged(Message)
+    /// The stored message refused the change (another change got there first).
+    case refused(ChangeRefusal)
 }
 
 
 extension StoreWriteResult {
     /// Whether the store changed anything (a recognised retry did not).
     public var isNewWrite: Bool {
-        if case .existingMessage = self { return false }
-        return true
+        switch self {
+        case .existingMessage, .unchanged, .refused: return false
+        case .done, .message, .changed: return true
+        }
     }
 }

@@ -31,9 +31,17 @@ public enum Command: Sendable, Equatable {
     case channelJoin(ChannelID)
     case channelLeave(ChannelID)
     case channelUpdate(ChannelID, name: String?, pushFromBlockedUsers: Bool?)
-    case messageSend(ChannelID, text: String, dataJSON: String?, clientMessageID: String?)
-    /// `cursor`, a `next` of an earlier page, stands for `beforeSeq` or `afterSeq`.
-    case messageHistory(ChannelID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, cursor: String? = nil)
+    /// `parentSeq`: a reply in that message's thread (§15).
+    case messageSend(ChannelID, text: String, dataJSON: String?, clientMessageID: String?, parentSeq: Int64? = nil,
+                     mentionedUserIDs: [UserID] = [])
+    /// `cursor`, a `next` of an earlier page, stands for `beforeSeq` or `afterSeq`; `parentSeq`
+    /// reads that message's thread.
+    case messageHistory(ChannelID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, cursor: String? = nil, parentSeq: Int64? = nil)
+    case messageUpdate(ChannelID, seq: Int64, MessageEdit)
+    case messageDelete(ChannelID, seq: Int64)
+    case reactionAdd(ChannelID, seq: Int64, kind: String)
+    case reactionRemove(ChannelID, seq: Int64, kind: String)
+    case messageChanges(ChannelID, afterVersion: Int64, limit: Int)
     case typingStart(ChannelID)
     case typingStop(ChannelID)
     case channelMarkRead(ChannelID, seq: Int64)
@@ -51,6 +59,20 @@ extension Command {
         case .channelCreate(_, let ids, _, _, _), .channelInvite(_, let ids): return ids
         default: return []
         }
+    }
+}
+
+/// What a `message.update` replaces; nil fields stay as they are.
+public struct MessageEdit: Sendable, Equatable {
+    public var text: String?
+    /// The new `data` object as JSON text; `.some(nil)` clears it.
+    public var dataJSON: String??
+    public var mentionedUserIDs: [UserID]?
+
+    public init(text: String? = nil, dataJSON: String?? = nil, mentionedUserIDs: [UserID]? = nil) {
+        self.text = text
+        self.dataJSON = dataJSON
+        self.mentionedUserIDs = mentionedUserIDs
     }
 }
 

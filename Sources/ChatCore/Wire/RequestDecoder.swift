@@ -108,14 +108,29 @@ public enum RequestDecoder {
         case "message.send":
             let text = try f.requiredString("text")
             if text.isEmpty { throw ChatError(.badRequest, "text must not be empty") }
-            var dataJSON: String?
-            switch f.object["data"] {
-            case nil, .null?: dataJSON = nil
-            case .object(let data)?: dataJSON = JSONValue.object(data).jsonText
-            default: throw ChatError(.badRequest, "field data must be an object")
+            return .messageSend(try f.requiredString("channelId"), text: text, dataJSON: try f.dataObject() ?? nil,
+                                clientMessageID: try f.string("clientMessageId"), parentSeq: try f.seq("parentSeq"),
+                                mentionedUserIDs: try f.mentions() ?? [])
+        case "message.update":
+            let text = try f.string("text")
+            if text?.isEmpty == true { throw ChatError(.badRequest, "text must not be empty") }
+            let edit = MessageEdit(text: text, dataJSON: try f.dataObject(), mentionedUserIDs: try f.mentions())
+            if edit == MessageEdit() { throw ChatError(.badRequest, "give text, data or mentionedUserIds to change") }
+            return .messageUpdate(try f.requiredString("channelId"), seq: try f.requiredSeq("seq"), edit)
+        case "message.delete":
+            return .messageDelete(try f.requiredString("channelId"), seq: try f.requiredSeq("seq"))
+        case "reaction.add", "reaction.remove":
+            let channel = try f.requiredString("channelId")
+            let seq = try f.requiredSeq("seq")
+            let kind = try f.requiredString("kind")
+            guard (1...64).contains(kind.utf8.count), !kind.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else { throw ChatError(.badRequest, "kind must be 1 to 64 bytes without control characters") }
+            return type == "reaction.add" ? .reactionAdd(channel, seq: seq, kind: kind) : .reactionRemove(channel, seq: seq, kind: kind)
+        case "message.changes":
+            guard let after = try f.int("afterVersion"), after >= 0 else {
+                throw ChatError(.badRequest, "afterVersion must be an integer of at least 0")
             }
-            return .messageSend(try f.requiredString("channelId"), text: text, dataJSON: dataJSON,
-                                clientMessageID: try f.string("clientMessageId"))
+            return .messageChanges(try f.requiredString("channelId"), afterVersion: after, limit: try f.limit())
         case "message.history":
             let before = try f.int("beforeSeq")
             let after = try f.int("afterSeq")
@@ -125,7 +140,7 @@ public enum RequestDecoder {
                 throw ChatError(.badRequest, "give a cursor or beforeSeq/afterSeq, not both")
             }
             return .messageHistory(try f.requiredString("channelId"), beforeSeq: before, afterSeq: after, limit: try f.limit(),
-                                   cursor: cursor)
+                                   cursor: cursor, parentSeq: try f.seq("parentSeq"))
         default:
             throw ChatError(.unknownType, "unknown request type \(type)")
         }
@@ -185,6 +200,35 @@ public struct JSONFields: Sendable {
             guard let int = value.int64Value else { throw ChatError(.badRequest, "field \(name) must be an integer") }
             return int
         }
+    }
+
+    /// A message's `seq`: at least 1.
+    public func seq(_ name: String) throws(ChatError) -> Int64? {
+        guard let value = try int(name) else { return nil }
+        guard value >= 1 else { throw ChatError(.badRequest, "field \(name) must be a seq of at least 1") }
+        return value
+    }
+
+    public func requiredSeq(_ name: String) throws(ChatError) -> Int64 {
+        guard let value = try seq(name) else { throw ChatError(.badRequest, "missing field \(name)") }
+        return value
+    }
+
+    /// `data`: absent (nil), null (`.some(nil)`) or an object, as JSON text.
+    public func dataObject() throws(ChatError) -> String?? {
+        switch object["data"] {
+        case nil: return nil
+        case .null?: return .some(nil)
+        case .object(let data)?: return .some(JSONValue.object(data).jsonText)
+        default: throw ChatError(.badRequest, "field data must be an object")
+        }
+    }
+
+    /// `mentionedUserIds`: at most 25, counted before non-members are dropped (§15).
+    public func mentions() throws(ChatError) -> [UserID]? {
+        guard let ids = try stringArray("mentionedUserIds") else { return nil }
+        if ids.count > 25 { throw ChatError(.tooManyIDs, "mentionedUserIds holds more than 25 ids") }
+        return ids
     }
 
     /// `limit`: 1–100, default 20.

@@ -37,7 +37,10 @@ public enum WireEncoding {
         w.endObject()
     }
 
-    public static func write(_ message: Message, to w: inout JSONWriter) {
+    /// A message (§3, §15). Its `reactions` and `replyCount` are written as they are: the
+    /// caller passes a message already adjusted for its viewer (`MessageViewer`), with that
+    /// viewer's own reactions.
+    public static func write(_ message: Message, ownReactions: [String] = [], to w: inout JSONWriter) {
         w.beginObject()
         w.key("id"); w.string(message.id)
         w.key("channelId"); w.string(message.channelID)
@@ -48,13 +51,39 @@ public enum WireEncoding {
         if let data = message.dataJSON { w.raw(data) } else { w.null() }
         w.key("clientMessageId"); w.string(message.clientMessageID)
         w.key("createdAt"); w.int(message.createdAt)
+        w.key("parentSeq"); if let parent = message.parentSeq { w.int(parent) } else { w.null() }
+        w.key("replyCount"); w.int(Int64(message.replyCount))
+        w.key("mentionedUserIds")
+        w.beginArray()
+        for user in message.mentionedUserIDs { w.string(user) }
+        w.endArray()
+        w.key("reactions"); reactionCounts(message.reactions, to: &w)
+        w.key("ownReactions")
+        w.beginArray()
+        for kind in ownReactions { w.string(kind) }
+        w.endArray()
+        w.key("editedAt"); if let at = message.editedAt { w.int(at) } else { w.null() }
+        w.key("deletedAt"); if let at = message.deletedAt { w.int(at) } else { w.null() }
+        w.key("version"); w.int(message.version)
+        w.endObject()
+    }
+
+    /// `{kind: count}`, kinds sorted so equal counts encode alike.
+    public static func reactionCounts(_ counts: [String: Int], to w: inout JSONWriter) {
+        w.beginObject()
+        for kind in counts.keys.sorted() {
+            w.key(kind); w.int(Int64(counts[kind] ?? 0))
+        }
         w.endObject()
     }
 
     /// A channel (§3). `memberCount` is how many members it has, which `channel.members` may
     /// not list in full (an open channel lists only its viewer).
+    /// A channel (§3). Its `lastMessage` is a preview: its reactions and replies are not
+    /// counted there (`{}`, 0), since they depend on who reacts and replies, which a channel
+    /// list does not read.
     public static func write(_ channel: Channel, memberCount: Int? = nil, lastMessage: Message?, lastActivityAt: Milliseconds,
-                             lastReadSeq: Int64 = 0, unreadCount: Int64 = 0, to w: inout JSONWriter) {
+                             lastReadSeq: Int64 = 0, unreadCount: Int64 = 0, version: Int64 = 0, to w: inout JSONWriter) {
         w.beginObject()
         w.key("id"); w.string(channel.id)
         w.key("type"); w.string(channel.type.rawValue)
@@ -69,10 +98,17 @@ public enum WireEncoding {
         w.key("pushFromBlockedUsers"); w.bool(channel.pushFromBlockedUsers)
         w.key("createdAt"); w.int(channel.createdAt)
         w.key("lastMessage")
-        if let lastMessage { write(lastMessage, to: &w) } else { w.null() }
+        if var preview = lastMessage {
+            preview.reactions = [:]
+            preview.replyCount = 0
+            write(preview, to: &w)
+        } else {
+            w.null()
+        }
         w.key("lastActivityAt"); w.int(lastActivityAt)
         w.key("lastReadSeq"); w.int(lastReadSeq)
         w.key("unreadCount"); w.int(unreadCount)
+        w.key("version"); w.int(version)
         w.endObject()
     }
 

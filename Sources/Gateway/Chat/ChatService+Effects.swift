@@ -68,10 +68,34 @@ extension ChatService {
                         run(engine.clientMessageLookedUp(lookup, found, now: clock.now(), monotonicNow: clock.monotonicNow()))
                     }
                 }
-            case .readHistory(let read, let channel, let viewer, let before, let after, let limit):
-                store.history(channelID: channel, viewer: viewer, beforeSeq: before, afterSeq: after, limit: limit) { [self] result in
+            case .readHistory(let read, let channel, let viewer, let before, let after, let limit, let thread):
+                store.history(channelID: channel, viewer: viewer, beforeSeq: before, afterSeq: after, limit: limit,
+                              thread: thread) { [self] result in
                     let batch = try? result.get()
                     inbox.async { [self] in run(engine.historyRead(read, batch, monotonicNow: clock.monotonicNow())) }
+                }
+            case .readChanges(let read, let channel, let viewer, let afterVersion, let limit):
+                store.changes(channelID: channel, viewer: viewer, afterVersion: afterVersion, limit: limit) { [self] result in
+                    let batch = try? result.get()
+                    inbox.async { [self] in run(engine.changesRead(read, batch)) }
+                }
+            case .readAttributions(let read, let channel, let seqs, let users, let viewer):
+                store.attributions(channelID: channel, seqs: seqs, users: users, viewer: viewer) { [self] result in
+                    let attributions = try? result.get()
+                    inbox.async { [self] in run(engine.attributionsRead(read, attributions)) }
+                }
+            case .readMessageStates(let read, let channel, let seqs):
+                store.messageStates(channelID: channel, seqs: seqs) { [self] result in
+                    let states = try? result.get()
+                    inbox.async { [self] in
+                        run(engine.messageStatesRead(read, states, now: clock.now(), monotonicNow: clock.monotonicNow()))
+                    }
+                }
+            case .publishChange(let channel, let payload, let skipping, let excluding):
+                publish(SharedEvent(payload: payload, skipping: skipping), to: channel, excluding: excluding)
+            case .checkReactionsLater(let channel, let seq, let after):
+                queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
+                    inbox.async { [self] in run(engine.reactionWindowDue(channel, seq: seq)) }
                 }
             case .publishMessage(let channel, let payload, let origin, let excluding):
                 publish(SharedEvent(payload: payload, origin: origin), to: channel, excluding: excluding)

@@ -151,7 +151,7 @@ extension ChatService {
         openings[id] = SessionOpening(user: identity.userID, options: options, expiresAt: identity.expiresAt, loop: loop,
                                       completion: completion)
         run(engine.openSession(SessionRequest(id: id, user: identity.userID, name: identity.name, image: identity.image,
-                                              presenceOnBus: presenceOnBus), now: clock.now()))
+                                              presenceOnBus: presenceOnBus, hideBlocked: options.hideBlocked), now: clock.now()))
     }
 
     /// The engine admitted the session: it is registered on its loop (queued before the

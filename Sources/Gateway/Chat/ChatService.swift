@@ -67,7 +67,7 @@ final class ChatService: @unchecked Sendable {
         let snapshot = try store.loadSnapshot()
         engine.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
                     lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks, readMarks: snapshot.readMarks,
-                    messagesAfterMarks: snapshot.messagesAfterMarks)
+                    messagesAfterMarks: snapshot.messagesAfterMarks, versions: snapshot.channelVersions)
     }
 
     /// Strict mode, before the first session: the recent messages of the channels where two
@@ -78,7 +78,7 @@ final class ChatService: @unchecked Sendable {
         for channel in queue.sync(execute: { engine.channelsNeedingSendersNewest() }) {
             let store = self.store
             let read = await withCheckedContinuation { (done: CheckedContinuation<Result<[Message], StoreError>, Never>) in
-                store.history(channelID: channel, viewer: "", beforeSeq: nil, afterSeq: nil, limit: 200) { done.resume(returning: $0) }
+                store.history(channelID: channel, viewer: "", beforeSeq: nil, afterSeq: nil, limit: 200, thread: nil) { done.resume(returning: $0) }
             }
             let messages = try read.get()
             queue.sync { engine.recordSendersNewest(messages) }
@@ -188,11 +188,24 @@ final class ChatService: @unchecked Sendable {
             changeChannel(.leave(channelID), id: id, session: session)
         case .channelUpdate(let channelID, let name, let push):
             changeChannel(.update(channelID, name: name, pushFromBlockedUsers: push), id: id, session: session)
-        case .messageSend(let channelID, let text, let data, let clientMessageID):
-            messageSend(id: id, session: session, channelID: channelID, text: text, dataJSON: data, clientMessageID: clientMessageID)
-        case .messageHistory(let channelID, let before, let after, let limit, let cursor):
-            messageHistory(id: id, session: session, channelID: channelID, before: before, after: after, limit: limit,
-                           cursor: cursor)
+        case .messageSend(let channelID, let text, let data, let clientMessageID, let parentSeq, let mentions):
+            run(engine.sendMessage(channelID, text: text, dataJSON: data, clientMessageID: clientMessageID, parentSeq: parentSeq,
+                                   mentionedUserIDs: mentions, from: user, device: session.device,
+                                   for: .session(session.id, requestID: id), now: clock.now(), monotonicNow: clock.monotonicNow()))
+        case .messageHistory(let channelID, let before, let after, let limit, let cursor, let parentSeq):
+            run(engine.readHistory(channelID, beforeSeq: before, afterSeq: after, limit: limit, cursor: cursor, thread: parentSeq,
+                                   by: user, hideBlocked: session.hideBlocked, for: .session(session.id, requestID: id)))
+        case .messageUpdate(let channelID, let seq, let edit):
+            requestChange(.edit(edit), channelID, seq, id: id, session: session)
+        case .messageDelete(let channelID, let seq):
+            requestChange(.delete, channelID, seq, id: id, session: session)
+        case .reactionAdd(let channelID, let seq, let kind):
+            requestChange(.addReaction(kind), channelID, seq, id: id, session: session)
+        case .reactionRemove(let channelID, let seq, let kind):
+            requestChange(.removeReaction(kind), channelID, seq, id: id, session: session)
+        case .messageChanges(let channelID, let afterVersion, let limit):
+            run(engine.readChanges(channelID, afterVersion: afterVersion, limit: limit, by: user, hideBlocked: session.hideBlocked,
+                                   for: .session(session.id, requestID: id)))
         case .typingStart(let channelID):
             run(engine.typingStart(channelID, from: user, session: session.id, for: .session(session.id, requestID: id),
                                    monotonicNow: clock.monotonicNow()))

@@ -87,6 +87,11 @@ final class HubShard: @unchecked Sendable {
                 session.deliver(event)
                 delivered += 1
             }
+        } else if !event.skipping.isEmpty {
+            // A lifecycle event (§15): the engine sent its own version to these users' sessions.
+            for session in sessions where session.id != excluded && !event.skipping.contains(session.userNumber) {
+                session.deliver(event)
+            }
         } else {
             // Not a message, or nobody in the channel is blocked with its sender: no per-recipient check.
             for session in sessions where session.id != excluded {

@@ -10,11 +10,14 @@ struct SharedEvent: Sendable {
 
     let message: PreparedMessage
     let origin: Origin?
+    /// Users (by number) whose sessions the engine sends their own version of the event.
+    let skipping: Set<UserNumber>
     /// Monotonic nanoseconds when the core handed it to the shards (fan-out latency).
     let publishedAt = DispatchTime.now().uptimeNanoseconds
 
-    init(payload: [UInt8], origin: Origin? = nil) {
+    init(payload: [UInt8], origin: Origin? = nil, skipping: Set<UserNumber> = []) {
         message = PreparedMessage(text: payload)
         self.origin = origin
+        self.skipping = skipping
     }
 }

@@ -127,6 +127,7 @@ struct ResyncScope: Equatable {
         case .createChannel(let channel), .updateChannel(let channel): .channel(channel.id)
         case .insertMessage(let message): .channel(message.channelID)
         case .markRead(let channelID, _, _): .channel(channelID)
+        case .changeMessage(let change): .channel(change.channelID)
         case .upsertUser, .setUserDeactivated, .setBlock: .all
         }
     }

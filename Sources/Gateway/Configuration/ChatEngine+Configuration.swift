@@ -11,6 +11,9 @@ extension ChatEngine.Settings {
                   userMessageBurst: configuration.limits.userMessageBurst,
                   openChannelMessagesPerSecond: configuration.limits.openChannelMessagesPerSecond,
                   sharedUserRate: configuration.cluster.redisURL != nil,
-                  maxConnectionsPerUser: configuration.limits.maxConnectionsPerUser)
+                  maxConnectionsPerUser: configuration.limits.maxConnectionsPerUser,
+                  userChangesPerSecond: configuration.limits.userChangesPerSecond,
+                  userChangeBurst: configuration.limits.userChangeBurst,
+                  reactionEventWindowMilliseconds: Milliseconds(configuration.limits.reactionEventWindowMs))
     }
 }

@@ -56,6 +56,9 @@ extension ConfigurationKey {
     static let blockingExcludeFromInvitations = ConfigurationKey("blocking.excludeFromInvitations", .boolean)
     static let limitsUserMessagesPerSecond = ConfigurationKey("limits.userMessagesPerSecond", .integer)
     static let limitsUserMessageBurst = ConfigurationKey("limits.userMessageBurst", .integer)
+    static let limitsUserChangesPerSecond = ConfigurationKey("limits.userChangesPerSecond", .integer)
+    static let limitsUserChangeBurst = ConfigurationKey("limits.userChangeBurst", .integer)
+    static let limitsReactionEventWindowMs = ConfigurationKey("limits.reactionEventWindowMs", .integer)
     static let limitsOpenChannelMessagesPerSecond = ConfigurationKey("limits.openChannelMessagesPerSecond", .integer)
     static let limitsMaxConnectionsPerUser = ConfigurationKey("limits.maxConnectionsPerUser", .integer)
     static let limitsMaxTextLength = ConfigurationKey("limits.maxTextLength", .integer)
@@ -93,6 +96,7 @@ extension ConfigurationKey {
         .adminAPIKey,
         .blockingMode, .blockingRevealBlockedBy, .blockingExcludeFromInvitations,
         .limitsUserMessagesPerSecond, .limitsUserMessageBurst, .limitsOpenChannelMessagesPerSecond,
+        .limitsUserChangesPerSecond, .limitsUserChangeBurst, .limitsReactionEventWindowMs,
         .limitsMaxConnectionsPerUser, .limitsMaxTextLength, .limitsMaxMessageBytes,
         .limitsMaxQueuedOutputBytes, .limitsSlowConsumerSeconds,
         .limitsConnectionRequestsPerSecond, .limitsConnectionRequestBurst, .limitsMaxRequestsInFlight,

@@ -3,6 +3,11 @@ extension GatewayConfiguration {
     public struct Limits: Sendable, Equatable {
         public var userMessagesPerSecond: Int
         public var userMessageBurst: Int
+        /// Edits, deletes and reactions per user across its connections (§15).
+        public var userChangesPerSecond: Int
+        public var userChangeBurst: Int
+        /// How long a message's reaction events are held back after one went out (0: none).
+        public var reactionEventWindowMs: Int
         public var openChannelMessagesPerSecond: Int
         public var maxConnectionsPerUser: Int
         /// In characters of a message's `text`.
@@ -33,6 +38,9 @@ extension GatewayConfiguration {
         public init(
             userMessagesPerSecond: Int = 5,
             userMessageBurst: Int = 5,
+            userChangesPerSecond: Int = 10,
+            userChangeBurst: Int = 10,
+            reactionEventWindowMs: Int = 100,
             openChannelMessagesPerSecond: Int = 5,
             maxConnectionsPerUser: Int = 30,
             maxTextLength: Int = 5000,
@@ -50,6 +58,9 @@ extension GatewayConfiguration {
         ) {
             self.userMessagesPerSecond = userMessagesPerSecond
             self.userMessageBurst = userMessageBurst
+            self.userChangesPerSecond = userChangesPerSecond
+            self.userChangeBurst = userChangeBurst
+            self.reactionEventWindowMs = reactionEventWindowMs
             self.openChannelMessagesPerSecond = openChannelMessagesPerSecond
             self.maxConnectionsPerUser = maxConnectionsPerUser
             self.maxTextLength = maxTextLength
@@ -72,7 +83,8 @@ extension GatewayConfiguration.Limits {
     /// Rate limits that 0 turns off (for benchmarks and trusted backends).
     static let zeroTurnsOff: Set<String> = [
         ConfigurationKey.limitsUserMessagesPerSecond.path, ConfigurationKey.limitsOpenChannelMessagesPerSecond.path,
-        ConfigurationKey.limitsConnectionRequestsPerSecond.path,
+        ConfigurationKey.limitsConnectionRequestsPerSecond.path, ConfigurationKey.limitsUserChangesPerSecond.path,
+        ConfigurationKey.limitsReactionEventWindowMs.path,
     ]
 
     /// Each limit with its key, for reading and for the positivity check.
@@ -80,6 +92,9 @@ extension GatewayConfiguration.Limits {
         [
             (.limitsUserMessagesPerSecond, \.userMessagesPerSecond),
             (.limitsUserMessageBurst, \.userMessageBurst),
+            (.limitsUserChangesPerSecond, \.userChangesPerSecond),
+            (.limitsUserChangeBurst, \.userChangeBurst),
+            (.limitsReactionEventWindowMs, \.reactionEventWindowMs),
             (.limitsOpenChannelMessagesPerSecond, \.openChannelMessagesPerSecond),
             (.limitsMaxConnectionsPerUser, \.maxConnectionsPerUser),
             (.limitsMaxTextLength, \.maxTextLength),

@@ -33,6 +33,10 @@ final class TestGateway {
         // Message rates are off unless a test is about them (ThrottleTests turn them on).
         chat.limits.userMessagesPerSecond = 0
         chat.limits.openChannelMessagesPerSecond = 0
+        // Likewise the change rate, and reaction events go out one per reaction (LifecycleLimitTests
+        // turn the rate and the storm window on).
+        chat.limits.userChangesPerSecond = 0
+        chat.limits.reactionEventWindowMs = 0
         // So is the per-connection request budget (RequestBudgetTests turn it on), and the cap on
         // requests in flight is out of reach: a test firing 100 requests on a loaded machine
         // would otherwise see some refused (ResourceBoundsTests.requestsInFlight sets its own).

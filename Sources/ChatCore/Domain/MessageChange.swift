@@ -1,0 +1,106 @@
+/// A change to a stored message (PROTOCOL.md §15), as the engine decided it: an edit
+/// carries the message's whole new content (what the request left out filled in).
+public struct MessageChange: Sendable, Equatable {
+    public enum Action: Sendable, Equatable {
+        /// `hideFrom`: the other member of a 1-to-1 who blocks the author; an edit made
+        /// during the block is something said during it, hidden from that member for good.
+        case edit(text: String, dataJSON: String?, mentionedUserIDs: [UserID], hideFrom: UserID?)
+        /// Leaves a tombstone: no text, data, mentions or reactions.
+        case delete
+        case addReaction(String)
+        case removeReaction(String)
+    }
+
+    public var channelID: ChannelID
+    public var seq: Int64
+    /// Who made the change (the author for an edit; the reacting user for a reaction).
+    public var actor: UserID
+    public var at: Milliseconds
+    public var action: Action
+
+    public init(channelID: ChannelID, seq: Int64, actor: UserID, at: Milliseconds, action: Action) {
+        self.channelID = channelID
+        self.seq = seq
+        self.actor = actor
+        self.at = at
+        self.action = action
+    }
+
+    /// At most this many reaction kinds per message (§15).
+    public static let maxReactionKinds = 25
+
+    /// Why the change cannot be made to a message in `state`, if it cannot: edits and
+    /// reactions need a message that is not deleted, and a new reaction kind needs room.
+    public func refusal(against state: Message) -> ChangeRefusal? {
+        switch action {
+        case .delete:
+            return nil
+        case .edit, .removeReaction:
+            return state.isDeleted ? .messageDeleted : nil
+        case .addReaction(let kind):
+            if state.isDeleted { return .messageDeleted }
+            if state.reactions[kind] == nil && state.reactions.count >= Self.maxReactionKinds { return .tooManyReactions }
+            return nil
+        }
+    }
+
+    /// The message after the change (its version left to the caller), for a change that
+    /// `refusal` let through and that changes something.
+    public func applied(to message: Message) -> Message {
+        var next = message
+        switch action {
+        case .edit(let text, let dataJSON, let mentions, let hideFrom):
+            next.text = text
+            next.dataJSON = dataJSON
+            next.mentionedUserIDs = mentions
+            next.editedAt = at
+            if let hideFrom { next.hiddenFrom = hideFrom }
+        case .delete:
+            next.text = ""
+            next.dataJSON = nil
+            next.mentionedUserIDs = []
+            next.deletedAt = at
+            next.reactions = [:]
+        case .addReaction(let kind):
+            next.reactions[kind, default: 0] += 1
+        case .removeReaction(let kind):
+            let left = (next.reactions[kind] ?? 1) - 1
+            next.reactions[kind] = left > 0 ? left : nil
+        }
+        return next
+    }
+
+    /// Whether the change changes anything in `state`: not a reaction already there or
+    /// already gone, nor a delete of a tombstone (those take no version).
+    public func changes(_ state: MessageState) -> Bool {
+        switch action {
+        case .edit: return true
+        case .delete: return !state.message.isDeleted
+        case .addReaction(let kind): return !(state.reactors[kind]?.contains(actor) ?? false)
+        case .removeReaction(let kind): return state.reactors[kind]?.contains(actor) ?? false
+        }
+    }
+
+    /// The state after the change, at `version`, with who reacted kept up to date.
+    public func applied(to state: MessageState, version: Int64) -> MessageState {
+        var next = state
+        next.message = applied(to: state.message)
+        next.message.version = version
+        switch action {
+        case .edit: break
+        case .delete: next.reactors = [:]
+        case .addReaction(let kind): next.reactors[kind, default: []].insert(actor)
+        case .removeReaction(let kind):
+            next.reactors[kind]?.remove(actor)
+            if next.reactors[kind]?.isEmpty == true { next.reactors[kind] = nil }
+        }
+        return next
+    }
+}
+
+/// Why the store refused a change another change got ahead of (on this node or another).
+public enum ChangeRefusal: String, Sendable, Equatable {
+    case messageNotFound
+    case messageDeleted
+    case tooManyReactions
+}
