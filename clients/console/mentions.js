@@ -31,7 +31,7 @@ function stripTrailingDots(word) {
 
 /**
  * `text` as DOM nodes: plain text, with each `@word` that names one of `mentioned` as a
- * `<span class="mention">` (also `me` when it names `ownId`).
+ * `<span class="mention">` (also `to-me` when it names `ownId`).
  */
 export function textWithMentions(text, mentioned, nameOf, ownId) {
   const nodes = [];
@@ -44,7 +44,7 @@ export function textWithMentions(text, mentioned, nameOf, ownId) {
       const start = match.index + match[1].length;
       if (start > last) nodes.push(document.createTextNode(text.slice(last, start)));
       const span = document.createElement("span");
-      span.className = id === ownId ? "mention me" : "mention";
+      span.className = id === ownId ? "mention to-me" : "mention";
       span.dataset.user = id;
       span.textContent = "@" + word;
       nodes.push(span);
