@@ -56,6 +56,7 @@ const state = {
   editing: null, // { channelId, seq }: the composer saves an edit of that message instead of sending
   thread: null, // { channelId, parentSeq, replies: [], loaded }: the open thread
   confirmingDelete: null, // "channelId/seq" whose Delete was clicked once (a second click deletes)
+  unreadRefresh: new Map(), // channelId → timer of a pending channel.get for its unread count
 };
 
 let picker = null; // the ReactionPicker, once the page is set up
@@ -456,8 +457,30 @@ function receiveUpdate(message) {
   const channel = state.channels.get(message.channelId);
   if (!channel) return;
   if (channel.lastMessage?.seq === message.seq) channel.lastMessage = message;
+  // A deleted message no longer counts as unread (§15): the gateway's count says what is left.
+  if (message.deletedAt && message.senderId !== state.me?.id && message.seq > (channel.lastReadSeq || 0)) {
+    refreshUnreadSoon(message.channelId);
+  }
   replaceShown(message.channelId, message.seq, () => message);
   renderChannels();
+}
+
+/** Reads a channel's unread count again shortly (once for a burst of deletes). */
+function refreshUnreadSoon(channelId) {
+  clearTimeout(state.unreadRefresh.get(channelId));
+  state.unreadRefresh.set(channelId, setTimeout(async () => {
+    state.unreadRefresh.delete(channelId);
+    try {
+      const fetched = await state.client.channel(channelId);
+      const channel = state.channels.get(channelId);
+      if (!channel) return;
+      channel.unreadCount = fetched.unreadCount;
+      channel.lastReadSeq = fetched.lastReadSeq;
+      renderChannels();
+    } catch {
+      // The next channel list (a reconnect) has the count.
+    }
+  }, 300));
 }
 
 /** Live reaction counts: folded into the message shown (own kinds from own reactions). */
