@@ -54,7 +54,7 @@ enum PostgresReads {
         guard limit > 0 else { return [] }
         return try await PostgresRows.messages(try await connection.query("""
             SELECT \(unescaped: PostgresRows.messageColumns) FROM messages WHERE channel_id = \(channelID)
-            AND hidden_from IS DISTINCT FROM \(viewer) AND version > \(afterVersion) ORDER BY version ASC LIMIT \(limit)
+            AND hidden_from IS DISTINCT FROM \(viewer) AND version > \(afterVersion) ORDER BY version ASC, seq ASC LIMIT \(limit)
             """, logger: logger))
     }
 

@@ -58,7 +58,7 @@ enum ReadQueries {
                         limit: Int) throws(StoreError) -> [Message] {
         guard limit > 0 else { return [] }
         let statement = try connection.statement("""
-            SELECT \(RowMapping.messageColumns) FROM messages WHERE \(visible) AND version > ?3 ORDER BY version ASC LIMIT ?4
+            SELECT \(RowMapping.messageColumns) FROM messages WHERE \(visible) AND version > ?3 ORDER BY version ASC, seq ASC LIMIT ?4
             """)
         try statement.bind(channelID, at: 1)
         try statement.bind(viewer, at: 2)

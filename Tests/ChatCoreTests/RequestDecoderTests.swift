@@ -90,7 +90,50 @@ struct RequestDecoderTests {
              expected: .messageHistory("c_1", beforeSeq: nil, afterSeq: 0, limit: 20)),
         Case(type: "message.history", params: #""channelId":"c_1","afterSeq":9007199254740993,"beforeSeq":null"#,
              expected: .messageHistory("c_1", beforeSeq: nil, afterSeq: 9_007_199_254_740_993, limit: 20)),
+        // §15
+        Case(type: "message.send", params: #""channelId":"c_1","text":"re","parentSeq":4,"mentionedUserIds":["a","b"]"#,
+             expected: .messageSend("c_1", text: "re", dataJSON: nil, clientMessageID: nil, parentSeq: 4, mentionedUserIDs: ["a", "b"])),
+        Case(type: "message.history", params: #""channelId":"c_1","parentSeq":4"#,
+             expected: .messageHistory("c_1", beforeSeq: nil, afterSeq: nil, limit: 20, parentSeq: 4)),
+        Case(type: "message.update", params: #""channelId":"c_1","seq":3,"text":"t""#,
+             expected: .messageUpdate("c_1", seq: 3, MessageEdit(text: "t"))),
+        Case(type: "message.update", params: #""channelId":"c_1","seq":3,"data":null"#,
+             expected: .messageUpdate("c_1", seq: 3, MessageEdit(dataJSON: .some(nil)))),
+        Case(type: "message.update", params: #""channelId":"c_1","seq":3,"data":{"k":1},"mentionedUserIds":[]"#,
+             expected: .messageUpdate("c_1", seq: 3, MessageEdit(dataJSON: .some(#"{"k":1}"#), mentionedUserIDs: []))),
+        Case(type: "message.delete", params: #""channelId":"c_1","seq":3"#, expected: .messageDelete("c_1", seq: 3)),
+        Case(type: "reaction.add", params: #""channelId":"c_1","seq":3,"kind":"👍🏽""#,
+             expected: .reactionAdd("c_1", seq: 3, kind: "👍🏽")),
+        Case(type: "reaction.remove", params: #""channelId":"c_1","seq":3,"kind":"+1""#,
+             expected: .reactionRemove("c_1", seq: 3, kind: "+1")),
+        Case(type: "message.changes", params: #""channelId":"c_1","afterVersion":0,"limit":100"#,
+             expected: .messageChanges("c_1", afterVersion: 0, limit: 100)),
     ]
+
+    @Test("§15 requests refuse what they cannot take", arguments: [
+        (#""channelId":"c","seq":1"#, "message.update", ErrorCode.badRequest),
+        (#""channelId":"c","seq":0,"text":"t""#, "message.update", .badRequest),
+        (#""channelId":"c","seq":1,"text":"""#, "message.update", .badRequest),
+        (#""channelId":"c","seq":1,"mentionedUserIds":["1","2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17","18","19","20","21","22","23","24","25","26"]"#,
+         "message.update", .tooManyIDs),
+        (#""channelId":"c","seq":1,"kind":"""#, "reaction.add", .badRequest),
+        (#""channelId":"c","seq":1,"kind":"a\u0007""#, "reaction.add", .badRequest),
+        (#""channelId":"c","seq":1,"kind":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa""#, "reaction.remove", .badRequest),
+        (#""channelId":"c","seq":"1","kind":"x""#, "reaction.add", .badRequest),
+        (#""channelId":"c""#, "message.delete", .badRequest),
+        (#""channelId":"c","afterVersion":-1"#, "message.changes", .badRequest),
+        (#""channelId":"c""#, "message.changes", .badRequest),
+        (#""channelId":"c","afterVersion":0,"limit":0"#, "message.changes", .invalidLimit),
+        (#""channelId":"c","text":"t","parentSeq":0"#, "message.send", .badRequest),
+    ] as [(String, String, ErrorCode)])
+    func lifecycleRefusals(_ params: String, _ type: String, _ code: ErrorCode) {
+        let text = #"{"id":1,"type":"\#(type)",\#(params)}"#
+        guard case .failure(let failure) = RequestDecoder.decode(Array(text.utf8)) else {
+            Issue.record("\(text) decoded")
+            return
+        }
+        #expect(failure.error.code == code, "\(text)")
+    }
 
     @Test("top-level form", arguments: cases)
     func topLevel(_ c: Case) {
@@ -120,7 +163,8 @@ struct RequestDecoderTests {
     func allTypesKnown() {
         let types = ["me", "user.get", "user.list", "user.update", "user.block", "user.unblock", "user.blocked.list",
                      "channel.create", "channel.get", "channel.list", "channel.invite", "channel.join", "channel.leave",
-                     "channel.update", "message.send", "message.history"]
+                     "channel.update", "message.send", "message.history",
+                     "message.update", "message.delete", "reaction.add", "reaction.remove", "message.changes"]
         for type in types {
             if case .failure(let f) = decode(#"{"type":"\#(type)"}"#) {
                 #expect(f.error.code != .unknownType, "\(type)")

@@ -51,28 +51,50 @@ extension ChatEngine {
     private mutating func readChanges(_ read: ChangesRead) -> [EngineEffect] {
         let id = nextWriteID()
         changeReads[id] = read
+        // One more than the page holds: the row after a full page says whether the page
+        // would end inside a version a reply shares with its parent.
         return [.readChanges(id, channel: read.channelID, viewer: read.viewer.user, afterVersion: read.lastScannedVersion,
-                             limit: read.limit)]
+                             limit: read.limit + 1)]
     }
 
-    /// A batch the store read for `readChanges`, ascending version (nil: the read failed).
+    /// A batch the store read for `readChanges`, ascending (version, seq) (nil: the read failed).
+    ///
+    /// A reply and its parent share one version; `next` is a version to read after, so a
+    /// page never ends between the two: a full page whose next row shares the last row's
+    /// version gives that version back to the next page (or, when that would leave the page
+    /// empty, takes the row in).
     public mutating func changesRead(_ id: WriteID, _ batch: [Message]?) -> [EngineEffect] {
         guard var read = changeReads.removeValue(forKey: id) else { return [] }
         guard let batch else { return [.reply(read.requester, .failure(ChatError(.internalError, "storage failed; retry")))] }
-        read.scanned += batch.count
         var next: Int64?
+        var ended = false
         for message in batch {
             if read.messages.count == read.limit {
-                next = read.lastScannedVersion
+                ended = true
+                guard let last = read.messages.last, last.version == message.version else {
+                    next = read.lastScannedVersion
+                    break
+                }
+                let kept = read.messages.filter { $0.version != last.version }
+                if kept.isEmpty {
+                    if read.viewer.sees(message) { read.messages.append(message) }
+                    next = message.version
+                } else {
+                    read.messages = kept
+                    next = last.version - 1
+                }
                 break
             }
+            read.scanned += 1
             read.lastScannedVersion = message.version
             if read.viewer.sees(message) { read.messages.append(message) }
         }
-        if next == nil && batch.count == read.limit {
+        if !ended && batch.count == read.limit + 1 {
             // The store may hold more after this batch.
-            if read.messages.count < read.limit && read.scanned < ChangesRead.maxScannedRows { return readChanges(read) }
-            next = read.lastScannedVersion
+            if read.scanned < ChangesRead.maxScannedRows { return readChanges(read) }
+            // Scanned enough for one request: the last version read may be shared, so the
+            // next page starts at it again.
+            next = read.lastScannedVersion - 1
         }
         let version = max(read.versionAtRequest, read.lastScannedVersion)
         return attribute(AttributedPage(requester: read.requester, viewer: read.viewer, messages: read.messages,

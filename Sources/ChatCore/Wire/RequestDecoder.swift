@@ -119,13 +119,10 @@ public enum RequestDecoder {
             return .messageUpdate(try f.requiredString("channelId"), seq: try f.requiredSeq("seq"), edit)
         case "message.delete":
             return .messageDelete(try f.requiredString("channelId"), seq: try f.requiredSeq("seq"))
-        case "reaction.add", "reaction.remove":
-            let channel = try f.requiredString("channelId")
-            let seq = try f.requiredSeq("seq")
-            let kind = try f.requiredString("kind")
-            guard (1...64).contains(kind.utf8.count), !kind.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-            else { throw ChatError(.badRequest, "kind must be 1 to 64 bytes without control characters") }
-            return type == "reaction.add" ? .reactionAdd(channel, seq: seq, kind: kind) : .reactionRemove(channel, seq: seq, kind: kind)
+        case "reaction.add":
+            return .reactionAdd(try f.requiredString("channelId"), seq: try f.requiredSeq("seq"), kind: try f.reactionKind())
+        case "reaction.remove":
+            return .reactionRemove(try f.requiredString("channelId"), seq: try f.requiredSeq("seq"), kind: try f.reactionKind())
         case "message.changes":
             guard let after = try f.int("afterVersion"), after >= 0 else {
                 throw ChatError(.badRequest, "afterVersion must be an integer of at least 0")
@@ -222,6 +219,14 @@ public struct JSONFields: Sendable {
         case .object(let data)?: return .some(JSONValue.object(data).jsonText)
         default: throw ChatError(.badRequest, "field data must be an object")
         }
+    }
+
+    /// A reaction's `kind`: 1 to 64 UTF-8 bytes, no control characters (§15).
+    public func reactionKind() throws(ChatError) -> String {
+        let kind = try requiredString("kind")
+        guard (1...64).contains(kind.utf8.count), !kind.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw ChatError(.badRequest, "kind must be 1 to 64 bytes without control characters") }
+        return kind
     }
 
     /// `mentionedUserIds`: at most 25, counted before non-members are dropped (§15).

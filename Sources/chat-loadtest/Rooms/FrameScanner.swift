@@ -91,6 +91,23 @@ enum FrameScanner {
         return number(bytes, payload.count, &index)
     }
 
+    enum LifecycleEvent {
+        case reaction
+        case updated
+    }
+
+    private static let reactionEvent = Array(#""event":"reaction."#.utf8)
+    private static let updatedEvent = Array(#""event":"message.updated""#.utf8)
+
+    /// A §15 event (`reaction.added` / `reaction.removed`, `message.updated`), or nil.
+    static func lifecycleEvent(_ payload: UnsafeRawBufferPointer) -> LifecycleEvent? {
+        guard let base = payload.baseAddress else { return nil }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        if hasPrefix(bytes, payload.count, reactionEvent, at: usualEventOffset) { return .reaction }
+        if hasPrefix(bytes, payload.count, updatedEvent, at: usualEventOffset) { return .updated }
+        return nil
+    }
+
     /// For the reply to a `typing.start` or `channel.markRead` of `--read-and-type` (id `"c"`):
     /// whether it is `ok`; nil for any other frame.
     static func chatterReplyIsOK(_ payload: UnsafeRawBufferPointer) -> Bool? {

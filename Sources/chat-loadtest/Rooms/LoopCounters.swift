@@ -25,6 +25,15 @@ struct LoopCounters: Sendable {
     var typingSent = 0
     var markReadSent = 0
     var chatterErrors = 0
+    /// `--lifecycle`: reactions, edits and replies sent; the reaction events received (and
+    /// their bytes), the `message.updated` events, the replies' `message.new`.
+    var reactionsSent = 0
+    var editsSent = 0
+    var repliesSent = 0
+    var reactionEvents = 0
+    var reactionEventBytes = 0
+    var updateEvents = 0
+    var replyDeliveries = 0
 
     mutating func add(_ o: LoopCounters) {
         connected += o.connected
@@ -45,5 +54,12 @@ struct LoopCounters: Sendable {
         typingSent += o.typingSent
         markReadSent += o.markReadSent
         chatterErrors += o.chatterErrors
+        reactionsSent += o.reactionsSent
+        editsSent += o.editsSent
+        repliesSent += o.repliesSent
+        reactionEvents += o.reactionEvents
+        reactionEventBytes += o.reactionEventBytes
+        updateEvents += o.updateEvents
+        replyDeliveries += o.replyDeliveries
     }
 }

@@ -33,6 +33,9 @@ final class LoopRecorder: @unchecked Sendable {
     /// `channel.markRead` for each message it receives.
     var readAndType = false
     private var typingTicker: TypingTicker?
+    /// `--lifecycle`: what members do once a second besides the run's messages.
+    var lifecycle: LifecycleMix?
+    private var lifecycleTicker: TypingTicker?
 
     init(loop: EventLoop, plan: RunPlan) {
         self.loop = loop
@@ -47,7 +50,11 @@ final class LoopRecorder: @unchecked Sendable {
         self.schedule = schedule
         if readAndType {
             typingTicker?.stop()
-            typingTicker = TypingTicker(loop: loop, members: members, schedule: schedule)
+            typingTicker = TypingTicker(loop: loop, members: members, schedule: schedule) { $0.sendTyping() }
+        }
+        if let lifecycle {
+            lifecycleTicker?.stop()
+            lifecycleTicker = TypingTicker(loop: loop, members: members, schedule: schedule) { $0.sendLifecycle(lifecycle) }
         }
         let publishers = self.publishers
         guard !publishers.isEmpty else { return }

@@ -24,6 +24,12 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
     /// From the plan, kept as plain numbers: the receive path reads them per delivery.
     private let publishers: Int
     private let groupSize: Int
+    /// `--lifecycle`: the newest seq of the tool's messages this member received, its own
+    /// newest acknowledged seq, whether its reaction to `reactedSeq` stands, its seconds so far.
+    private var newestSeq: UInt64 = 0
+    private var ownSeq: UInt64 = 0
+    private var reactedSeq: UInt64 = 0
+    private var lifecycleTick = 0
 
     init(index: Int, token: String, recorder: LoopRecorder, publisher: PublisherState?) {
         self.index = index
@@ -141,6 +147,9 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
             }
             if received.insert(publisher: from % groupSize, sequence: sequence) {
                 recorder.recordDelivery(publisher: from, sequence: sequence, stamp: stamp, receivedAt: now)
+                if recorder.lifecycle != nil, let seq = payload.withUnsafeBytes({ FrameScanner.seq($0) }) {
+                    newestSeq = max(newestSeq, seq)
+                }
                 if recorder.readAndType && now < recorder.schedule.sendEnd,
                    let seq = payload.withUnsafeBytes({ FrameScanner.seq($0) }) {
                     sendChatter(ChatterRequest.markRead(channelID: recorder.plan.channelID(of: index), seq: seq))
@@ -155,12 +164,30 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
                 return
             }
             recorder.recordReply(sentAt: sentAt, receivedAt: now, ok: ok, payload: payload)
+            if ok, recorder.lifecycle != nil, let seq = payload.withUnsafeBytes({ FrameScanner.seq($0) }) { ownSeq = max(ownSeq, seq) }
             if recorder.schedule.isSaturating && now < recorder.schedule.sendEnd {
                 sendMessage(stamp: MonotonicClock.now())
             }
         case .foreignDelivery:
-            recorder.counters.foreign += 1
+            if recorder.lifecycle != nil {
+                recorder.counters.replyDeliveries += 1  // a reply of --lifecycle
+            } else {
+                recorder.counters.foreign += 1
+            }
         case .other:
+            if recorder.lifecycle != nil {
+                switch payload.withUnsafeBytes({ FrameScanner.lifecycleEvent($0) }) {
+                case .reaction?:
+                    recorder.counters.reactionEvents += 1
+                    recorder.counters.reactionEventBytes += payload.count
+                    return
+                case .updated?:
+                    recorder.counters.updateEvents += 1
+                    return
+                case nil:
+                    break
+                }
+            }
             if let ok = payload.withUnsafeBytes({ FrameScanner.chatterReplyIsOK($0) }) {
                 if !ok {
                     recorder.counters.chatterErrors += 1
@@ -179,6 +206,31 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
         guard phase == .open else { return }
         sendChatter(ChatterRequest.typingStart(channelID: recorder.plan.channelID(of: index)))
         recorder.counters.typingSent += 1
+    }
+
+    /// `--lifecycle`: this member's reaction, edit or reply of the second, on the newest
+    /// message of the tool it received (nothing before it received one).
+    func sendLifecycle(_ mix: LifecycleMix) {
+        guard phase == .open, newestSeq > 0 else { return }
+        let channel = recorder.plan.channelID(of: index)
+        let tick = lifecycleTick
+        lifecycleTick += 1
+        var action = mix.action(tick: tick)
+        if action == .edit && ownSeq == 0 { action = .react }
+        switch action {
+        case .react:
+            // Toggle: a reaction to the newest message, taken back the next second if that is still the newest.
+            let add = reactedSeq != newestSeq
+            sendChatter(ChatterRequest.reaction(channelID: channel, seq: add ? newestSeq : reactedSeq, add: add))
+            reactedSeq = add ? newestSeq : 0
+            recorder.counters.reactionsSent += 1
+        case .edit:
+            sendChatter(ChatterRequest.edit(channelID: channel, seq: ownSeq))
+            recorder.counters.editsSent += 1
+        case .reply:
+            sendChatter(ChatterRequest.reply(channelID: channel, parentSeq: newestSeq))
+            recorder.counters.repliesSent += 1
+        }
     }
 
     private func sendChatter(_ request: [UInt8]) {

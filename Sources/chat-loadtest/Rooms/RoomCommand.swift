@@ -40,6 +40,13 @@ struct RoomCommand: ParsableCommand {
         """)
     var readAndType = false
 
+    @Option(help: """
+        Every member also acts on the newest message it received once a second (PROTOCOL.md §15): react \
+        (toggles a reaction: a reaction storm) or mix (reactions, edits of its own messages, replies). Needs \
+        limits.userChangesPerSecond of at least 1.
+        """)
+    var lifecycle: LifecycleMix?
+
     @Flag(help: """
         Ramp instead of one run: open-loop steps of --ramp-step seconds on the same connections, from --ramp-start         msgs/s, ×--ramp-factor each step, until a step's p99 passes --p99-bound or it loses a delivery; reports the         highest rate within the bound.
         """)
@@ -98,6 +105,7 @@ struct RoomCommand: ParsableCommand {
         var settings = RunSettings(traffic: traffic, scenario: "room", members: members, channels: 1,
                                    publishers: publisherCount, blockEach: blockEach, loops: gateway.loops)
         settings.readAndType = readAndType
+        settings.lifecycle = lifecycle
         let stalled = try room.stalledTokens.map { token throws(LoadTestError) in
             try StalledMember(address: setup.address, token: token)
         }

@@ -17,7 +17,10 @@ final class RoomRun {
         self.plan = plan
         self.tokens = tokens
         recorders = group.loops.map { LoopRecorder(loop: $0, plan: plan) }
-        for recorder in recorders { recorder.readAndType = settings.readAndType }
+        for recorder in recorders {
+            recorder.readAndType = settings.readAndType
+            recorder.lifecycle = settings.lifecycle
+        }
         progress = ProgressLine(members: settings.members)
     }
 

@@ -71,6 +71,11 @@ struct RunReport {
         if settings.readAndType {
             rows.append(("read and type", "typing.start sent \(Format.grouped(c.typingSent)), channel.markRead sent \(Format.grouped(c.markReadSent)), errors \(c.chatterErrors), events received \(Format.grouped(c.otherFrames))"))
         }
+        if let lifecycle = settings.lifecycle {
+            let perMember = c.reactionsSent > 0 && settings.members > 1
+                ? Double(c.reactionEventBytes) / Double(c.reactionsSent) / Double(settings.members - 1) : 0
+            rows.append(("lifecycle", "\(lifecycle.rawValue): reactions \(Format.grouped(c.reactionsSent)), edits \(Format.grouped(c.editsSent)), replies \(Format.grouped(c.repliesSent)) sent, errors \(c.chatterErrors); received reaction events \(Format.grouped(c.reactionEvents)) (\(Format.fixed(perMember, 1)) bytes per reaction per member), message.updated \(Format.grouped(c.updateEvents)), replies \(Format.grouped(c.replyDeliveries))"))
+        }
         rows.append(("throughput", "\(Format.grouped(Int(deliveriesPerSecond))) deliveries/s, \(Format.fixed(ackedPerSecond, 1)) acked msgs/s (measured window)"))
         rows.append(("latency ms", latencyRow(outcome.latency, ms)))
         rows.append(("ack ms", latencyRow(outcome.ackLatency, ms)))
@@ -131,6 +136,16 @@ struct RunReport {
         if settings.readAndType {
             add("readAndType", object([("typingSent", String(c.typingSent)), ("markReadSent", String(c.markReadSent)),
                                        ("errors", String(c.chatterErrors)), ("eventsReceived", String(c.otherFrames))]))
+        }
+        if let lifecycle = settings.lifecycle {
+            let perMember = c.reactionsSent > 0 && settings.members > 1
+                ? Double(c.reactionEventBytes) / Double(c.reactionsSent) / Double(settings.members - 1) : 0
+            add("lifecycle", object([("mix", "\"\(lifecycle.rawValue)\""), ("reactionsSent", String(c.reactionsSent)),
+                                     ("editsSent", String(c.editsSent)), ("repliesSent", String(c.repliesSent)),
+                                     ("errors", String(c.chatterErrors)), ("reactionEvents", String(c.reactionEvents)),
+                                     ("reactionEventBytes", String(c.reactionEventBytes)),
+                                     ("bytesPerReactionPerMember", number(perMember)),
+                                     ("updateEvents", String(c.updateEvents)), ("replyDeliveries", String(c.replyDeliveries))]))
         }
         add("messages", object([("sent", String(c.sent)), ("acked", String(c.acked)), ("errors", String(c.errors)),
                                 ("unanswered", String(c.inFlight)), ("ackedPerSecond", number(ackedPerSecond))]))

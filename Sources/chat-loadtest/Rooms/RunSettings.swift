@@ -17,6 +17,8 @@ struct RunSettings: Sendable {
     var loops: Int
     /// `room --read-and-type`: members also send `typing.start` at 1/s and `channel.markRead` per message.
     var readAndType = false
+    /// `room --lifecycle`: members also react, edit and reply once a second (§15).
+    var lifecycle: LifecycleMix?
 }
 
 extension RunSettings {

@@ -158,8 +158,10 @@ extension [[String: Any]] {
 enum Shapes {
     static let user: Set<String> = ["id", "name", "image", "metadata", "online", "lastSeenAt", "blockedByMe"]
     static let channel: Set<String> = ["id", "type", "name", "members", "memberCount", "distinct", "isOneToOne", "pushFromBlockedUsers",
-                                       "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount"]
-    static let message: Set<String> = ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt"]
+                                       "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount", "version"]
+    static let message: Set<String> = ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt",
+                                       "parentSeq", "replyCount", "mentionedUserIds", "reactions", "ownReactions", "editedAt",
+                                       "deletedAt", "version"]
 
     /// Keys present (NSNull counts as present).
     static func keys(_ object: [String: Any]?) -> Set<String> { Set((object ?? [:]).keys) }

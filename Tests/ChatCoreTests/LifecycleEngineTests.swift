@@ -1,0 +1,97 @@
+import Testing
+@testable import ChatCore
+
+/// The engine's lifecycle mechanics (PROTOCOL.md §15) beyond the block table: the reaction
+/// storm window, unread counts of tombstones, and its copy of a message when another node
+/// changed it.
+@Suite("Lifecycle engine")
+struct LifecycleEngineTests {
+    @Test("a reaction storm: one event at once, the rest of the window as one event with the counts then; own devices hear each")
+    func reactionWindow() {
+        var world = LifecycleWorld(users: ["a", "b", "c", "d"], settings: ChatEngine.Settings(reactionEventWindowMilliseconds: 100))
+        for user in ["a", "b", "c", "d"] { world.connect(user) }
+        let channel = world.channel(.group, creator: "a", members: ["b", "c", "d"])
+        world.send("a", channel, "storm")
+        world.clearEvents()
+        world.change("b", channel, 1, .addReaction("+1"))
+        #expect(world.events("a", "reaction.added").count == 1, "the first reaction goes out at once")
+        world.change("c", channel, 1, .addReaction("+1"))
+        world.change("d", channel, 1, .addReaction("+1"))
+        #expect(world.events("a", "reaction.added").isEmpty, "the rest of the window is held back")
+        #expect(world.events("b", "reaction.added").isEmpty)
+        world.run(world.engine.reactionWindowDue(channel, seq: 1))
+        let flushed = world.events("a", "reaction.added")
+        #expect(flushed.count == 1)
+        #expect(flushed.first?["reactions"]?["+1"]?.int64Value == 3, "the counts as they are when the window ends")
+        #expect(flushed.first?["userId"]?.stringValue == "d")
+        // A window with nothing held back closes: the next reaction goes out at once again.
+        world.run(world.engine.reactionWindowDue(channel, seq: 1))
+        world.run(world.engine.reactionWindowDue(channel, seq: 1))
+        world.clearEvents()
+        world.change("b", channel, 1, .removeReaction("+1"))
+        #expect(world.events("a", "reaction.removed").first?["reactions"]?["+1"]?.int64Value == 2)
+    }
+
+    @Test("a reaction window ends with every held reaction counted, whoever reacted last")
+    func reactionWindowCountsHeldOnes() {
+        var world = LifecycleWorld(users: ["a", "b", "c"], settings: ChatEngine.Settings(reactionEventWindowMilliseconds: 100))
+        for user in ["a", "b", "c"] { world.connect(user) }
+        let channel = world.channel(.group, creator: "a", members: ["b", "c"])
+        world.send("a", channel, "m")
+        world.change("b", channel, 1, .addReaction("x"))
+        world.change("c", channel, 1, .addReaction("y"))
+        world.change("c", channel, 1, .removeReaction("y"))
+        world.clearEvents()
+        world.run(world.engine.reactionWindowDue(channel, seq: 1))
+        let flushed = world.events("a", "reaction.removed")
+        #expect(flushed.count == 1)
+        #expect(flushed.first?["reactions"]?.keys == ["x"])
+    }
+
+    @Test("ReadStates: a seq uncounted out of order joins its neighbours and is never counted twice")
+    func uncountAnywhere() {
+        var reads = ReadStates()
+        reads.load("a", channel: "c", lastReadSeq: 0)
+        reads.uncounted(2, channel: "c", for: ["a"])
+        reads.uncounted(6, channel: "c", for: ["a"])
+        #expect(reads.unreadCount(of: "a", in: "c", newestSeq: 8) == 6)
+        reads.uncountedAnywhere(4, channel: "c")
+        reads.uncountedAnywhere(4, channel: "c")
+        #expect(reads.unreadCount(of: "a", in: "c", newestSeq: 8) == 5)
+        reads.uncountedAnywhere(3, channel: "c")
+        reads.uncountedAnywhere(5, channel: "c")
+        #expect(reads.unreadCount(of: "a", in: "c", newestSeq: 8) == 3, "1, 7 and 8 count")
+        reads.uncountedAnywhere(6, channel: "c")
+        #expect(reads.unreadCount(of: "a", in: "c", newestSeq: 8) == 3)
+        reads.markRead("a", channel: "c", seq: 5)
+        #expect(reads.unreadCount(of: "a", in: "c", newestSeq: 8) == 2)
+    }
+
+    @Test("a replicated change that does not follow the engine's copy drops it; the message is read again before the event")
+    func staleCopyIsReadAgain() {
+        var world = LifecycleWorld(users: ["a", "b"], settings: ChatEngine.Settings(reactionEventWindowMilliseconds: 0))
+        world.connect("a")
+        world.connect("b")
+        let channel = world.channel(.group, creator: "a", members: ["b"])
+        world.send("a", channel, "m")
+        world.change("b", channel, 1, .addReaction("x"))
+        world.clearEvents()
+        // Another node stored two reactions; this node heard only the second.
+        var stored = world.messages[channel]?[0] ?? Message(id: "", channelID: channel, senderID: "a", text: "", createdAt: 0)
+        let previous = stored.version
+        stored.reactions["y"] = 1
+        stored.reactions["z"] = 1
+        stored.version = previous + 2
+        world.messages[channel]?[0] = stored
+        world.reactions.insert([channel, "1", "c", "y"])
+        world.reactions.insert([channel, "1", "c", "z"])
+        let missed = MessageChange(channelID: channel, seq: 1, actor: "c", at: world.now, action: .addReaction("z"))
+        let event = BusEvent(node: "other", write: .changeMessage(missed), result: .changed(stored, previousVersion: previous + 1))
+        let effects = world.engine.replicated(event, monotonicNow: world.now)
+        #expect(effects.contains { if case .readMessageStates = $0 { return true } else { return false } })
+        world.run(effects)
+        let received = world.events("a", "reaction.added")
+        #expect(received.count == 1)
+        #expect(received.first?["reactions"]?.keys == ["x", "y", "z"], "the counts from the message read again")
+    }
+}
