@@ -141,9 +141,11 @@ struct ChannelFeed: Sendable {
                 handOutUpdate(message, to: &deliver)
             }
         }
-        if let next = page.next, !page.messages.isEmpty {
+        // More may follow (a page can be short, even empty: changes hidden from this user take
+        // versions too); a `next` that does not move on would read the same page forever.
+        if let next = page.next, next > (version ?? 0) {
             // Read up to `next`: a drop from here on starts after it.
-            version = max(version ?? 0, next)
+            version = next
             return .readChanges(afterVersion: next)
         }
         // Every message created or changed up to `page.version` has been read: the held ones go

@@ -59,7 +59,9 @@ extension ChatClient {
             for message in page.messages where message.version > (latest[message.seq]?.version ?? -1) {
                 latest[message.seq] = message
             }
-            guard let next = page.next, !page.messages.isEmpty else {
+            // A page can be short, even empty, with more after it; a `next` that does not move
+            // on would read the same page forever.
+            guard let next = page.next, next > cursor else {
                 return ChannelChanges(messages: latest.values.sorted { $0.version < $1.version }, version: page.version)
             }
             cursor = next

@@ -149,6 +149,17 @@ struct ChannelFeedTests {
         #expect(feed.lastSeq == 5 && feed.version == 6)
     }
 
+    @Test func anEmptyPageWithMoreAfterItReadsOnAndANextThatDoesNotMoveEndsTheRead() {
+        var feed = ChannelFeed(afterSeq: 1, version: 1)
+        var out: [MessageFeedItem] = []
+        _ = feed.catchUp()
+        // Versions 2…40 were changes hidden from this user: an empty page, more after it.
+        #expect(feed.changesRead(ChangesPage(messages: [], version: 41, next: 40), deliver: &out) == .readChanges(afterVersion: 40))
+        #expect(feed.changesRead(ChangesPage(messages: [Self.message(2, version: 41)], version: 41, next: 40), deliver: &out) == nil,
+                "a next at or before the cursor ends the read instead of asking for the same page again")
+        #expect(Self.summary(out) == ["new 2"] && !feed.reading && feed.version == 41)
+    }
+
     @Test func aReadCutOffBetweenPagesStartsAgainAfterThePagesRead() {
         var feed = ChannelFeed(afterSeq: 0, version: 0)
         var out: [MessageFeedItem] = []

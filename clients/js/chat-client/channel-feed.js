@@ -131,9 +131,11 @@ export class ChannelFeed {
       if (message.seq > this.lastSeq) this.hold(message);
       else this.handOutUpdate(message, deliver);
     }
-    if (page.next !== null && page.next !== undefined && messages.length > 0) {
+    // More may follow (a page can be short, even empty: changes hidden from this user take
+    // versions too); a `next` that does not move on would read the same page forever.
+    if (typeof page.next === "number" && page.next > (this.version ?? 0)) {
       // Read up to `next`: a drop from here on starts after it.
-      this.version = Math.max(this.version ?? 0, page.next);
+      this.version = page.next;
       return { deliver, action: { readChangesAfterVersion: page.next } };
     }
     // Everything created or changed up to `page.version` has been read: the held messages go

@@ -372,7 +372,9 @@ export class ChatClient {
       for (const message of page.messages) {
         if (message.version > (latest.get(message.seq)?.version ?? -1)) latest.set(message.seq, message);
       }
-      if (page.next === null || page.next === undefined || page.messages.length === 0) {
+      // A page can be short, even empty, with more after it; a `next` that does not move on
+      // would read the same page forever.
+      if (typeof page.next !== "number" || page.next <= cursor) {
         return { messages: [...latest.values()].sort((a, b) => a.version - b.version), version: page.version };
       }
       cursor = page.next;

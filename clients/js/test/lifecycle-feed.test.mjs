@@ -74,6 +74,14 @@ describe("ChannelFeed with versions", () => {
     assert.equal(second.deliver[0].message.text, "e", "in its latest state");
   });
 
+  test("an empty page with more after it reads on; a next that does not move ends the read", () => {
+    const feed = new ChannelFeed(1, { version: 1 });
+    feed.catchUp();
+    assert.deepEqual(feed.changesRead(page([], 41, 40)), { deliver: [], action: { readChangesAfterVersion: 40 } });
+    const last = feed.changesRead(page([message(2, 41)], 41, 40));
+    assert.deepEqual([summary(last.deliver), last.action, feed.reading, feed.version], [["new 2"], null, false, 41]);
+  });
+
   test("a read cut off between pages starts again after the pages read, and live events during it do not move the cursor", () => {
     const feed = new ChannelFeed(3, { version: 3 });
     feed.catchUp();
