@@ -68,12 +68,7 @@ struct ChannelFeed: Sendable {
             if live { sawLive(message.version) }
             return nil
         }
-        if reading || message.seq != lastSeq + 1 {
-            hold(message)
-            let action = startReading()
-            if live { sawLive(message.version) }
-            return action
-        }
+        if reading || message.seq != lastSeq + 1 { return holdAndRead(message, live: live) }
         handOutNew(message, to: &deliver)
         if live { sawLive(message.version) }
         drainHeld(contiguousOnly: true, into: &deliver)
@@ -83,13 +78,8 @@ struct ChannelFeed: Sendable {
     /// A newer state of a message: `message.updated` (`live`) or the answer to an edit, a
     /// delete or a reaction.
     mutating func updated(_ message: Message, live: Bool = true, deliver: inout [MessageFeedItem]) -> Action? {
-        if message.seq > lastSeq {
-            // Its `message.new` has not come (a gap, or a read is on): it goes out as new.
-            hold(message)
-            let action = startReading()
-            if live { sawLive(message.version) }
-            return action
-        }
+        // Its `message.new` has not come (a gap, or a read is on): it goes out as new.
+        if message.seq > lastSeq { return holdAndRead(message, live: live) }
         handOutUpdate(message, to: &deliver)
         if live { sawLive(message.version) }
         return nil
@@ -171,6 +161,15 @@ struct ChannelFeed: Sendable {
     }
 
     // MARK: inside
+
+    /// A message past `lastSeq` that cannot go out yet: held until a read settles what comes
+    /// before it (the read starts unless one is on).
+    private mutating func holdAndRead(_ message: Message, live: Bool) -> Action? {
+        hold(message)
+        let action = startReading()
+        if live { sawLive(message.version) }
+        return action
+    }
 
     private mutating func startReading() -> Action? {
         guard !reading else { return nil }

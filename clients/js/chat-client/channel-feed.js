@@ -57,12 +57,7 @@ export class ChannelFeed {
       if (live) this.sawLive(message.version);
       return { deliver, action: null };
     }
-    if (this.reading || message.seq !== this.lastSeq + 1) {
-      this.hold(message);
-      const action = this.startReading();
-      if (live) this.sawLive(message.version);
-      return { deliver, action };
-    }
+    if (this.reading || message.seq !== this.lastSeq + 1) return { deliver, action: this.holdAndRead(message, live) };
     this.handOutNew(message, deliver);
     if (live) this.sawLive(message.version);
     this.drainHeld(true, deliver);
@@ -72,13 +67,8 @@ export class ChannelFeed {
   /** A newer state of a message: `message.updated` (`live`) or the answer to an edit, delete or reaction. */
   updated(message, { live = true } = {}) {
     const deliver = [];
-    if (message.seq > this.lastSeq) {
-      // Its message.new has not come (a gap, or a read is on): it goes out as new.
-      this.hold(message);
-      const action = this.startReading();
-      if (live) this.sawLive(message.version);
-      return { deliver, action };
-    }
+    // Its message.new has not come (a gap, or a read is on): it goes out as new.
+    if (message.seq > this.lastSeq) return { deliver, action: this.holdAndRead(message, live) };
     this.handOutUpdate(message, deliver);
     if (live) this.sawLive(message.version);
     return { deliver, action: null };
@@ -164,6 +154,14 @@ export class ChannelFeed {
   }
 
   // MARK: inside
+
+  /** A message past `lastSeq` that cannot go out yet: held until a read settles what comes before it. */
+  holdAndRead(message, live) {
+    this.hold(message);
+    const action = this.startReading();
+    if (live) this.sawLive(message.version);
+    return action;
+  }
 
   startReading() {
     if (this.reading) return null;
