@@ -53,7 +53,7 @@ const state = {
   readStateSupported: true,
   markReadTimer: null,
   ownTyping: { channelId: null, lastSentAt: 0, idleTimer: null },
-  editing: null, // { channelId, seq }: the composer saves an edit of that message instead of sending
+  editing: null, // { channelId, seq, inThread }: that composer (the thread's when inThread) saves an edit of the message instead of sending
   thread: null, // { channelId, parentSeq, replies: [], loaded }: the open thread
   confirmingDelete: null, // "channelId/seq" whose Delete was clicked once (a second click deletes)
   unreadRefresh: new Map(), // channelId → timer of a pending channel.get for its unread count
