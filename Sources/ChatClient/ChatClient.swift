@@ -10,24 +10,26 @@ import Foundation
 ///   the gateway refuses the token (close 4004, or 4001 when expired) or says it is expiring;
 ///   a deactivated (4002) or banned (4003) user is not retried;
 /// - after a reconnect (and on `session.resync`) it catches up every channel it follows with
-///   `message.history` `afterSeq`, so `messages(in:)` yields each message once, in `seq` order;
+///   `message.changes` after the last version it saw (`message.history` `afterSeq` on a gateway
+///   before v1.2), so `messages(in:)` yields each message once, in `seq` order, and each
+///   change it missed once;
 /// - a `message.send` in flight when the connection drops is sent again with the same
 ///   `clientMessageId` and resolves once; requests that are safe to repeat are repeated,
 ///   `channel.create` (not distinct) fails with `.connectionFailed` instead;
-/// - with `Options.retryRateLimited`, a send refused with `ERR_RATE_LIMITED` waits
-///   `retryAfterMs` and goes again.
+/// - with `Options.retryRateLimited`, a send, edit, delete or reaction refused with
+///   `ERR_RATE_LIMITED` waits `retryAfterMs` and goes again.
 public actor ChatClient {
     public struct Options: Sendable {
         public var backoff = ReconnectBackoff()
         /// How long a request waits for its answer, reconnects included.
         public var requestTimeout: Duration = .seconds(30)
-        /// Wait out `ERR_RATE_LIMITED` on `message.send` and send again.
+        /// Wait out `ERR_RATE_LIMITED` on sends, edits, deletes and reactions, and go again.
         public var retryRateLimited = false
         /// The `device` label of the connection (logs, metrics).
         public var device: String?
         /// `hideBlocked=1`: hide blocked users' messages in group channels on this connection.
         public var hideBlocked = false
-        /// Messages per history page when catching up.
+        /// Messages per history or changes page when catching up (1–100).
         public var historyPageSize = 100
 
         public init() {}
@@ -52,8 +54,10 @@ public actor ChatClient {
     var pending: [Int: PendingRequest] = [:]
     private var subscribers: [UUID: (channelID: String?, continuation: AsyncStream<ChatEvent>.Continuation)] = [:]
     var feeds: [String: ChannelFeed] = [:]
-    var feedSubscribers: [String: [UUID: AsyncStream<Message>.Continuation]] = [:]
+    var feedSubscribers: [String: [UUID: AsyncStream<MessageFeedItem>.Continuation]] = [:]
     var presenceFollowed: Set<String> = []
+    /// The signed-in user's id, once connected (for `Message.applying(_:ownUserID:)`).
+    public private(set) var userID: String?
 
     /// - Parameters:
     ///   - url: the gateway's WebSocket endpoint, e.g. `wss://chat.example.com/v1/ws`.
@@ -203,7 +207,7 @@ public actor ChatClient {
             pending[id] = nil
             request.continuation.resume(throwing: ChatClientError(.connectionFailed, "the connection was lost before the answer"))
         }
-        for channelID in feeds.keys { feeds[channelID]?.historyFailed() }
+        for channelID in feeds.keys { feeds[channelID]?.readFailed() }
         reconnect()
     }
 
@@ -280,8 +284,10 @@ public actor ChatClient {
             event(named: frame["event"] as? String ?? "", data: frame["data"])
         case "ok":
             if let waiting = authenticating, frame["id"] as? Int == waiting.id {
-                // The session is open: the connection is this client's from here on.
+                // The session is open: the connection is this client's from here on. The answer
+                // is `me`'s: whose reactions are this user's own.
                 authenticating = nil
+                if let user = (frame["result"] as? [String: Any])?["user"] as? [String: Any] { userID = user["id"] as? String }
                 connected(waiting.connection)
                 waiting.continuation.resume()
                 return
@@ -337,7 +343,17 @@ public actor ChatClient {
         case "message.new":
             guard let message = try? decoder.decode(Message.self, from: json) else { return }
             publish(.message(message))
-            feed(message)
+            feed(message, live: true)
+        case "message.updated":
+            guard let updated = try? decoder.decode(MessageUpdatedEvent.self, from: json) else { return }
+            publish(.messageUpdated(updated.message, change: MessageChange(wire: updated.change)))
+            feed(updated: updated.message, live: true)
+        case "reaction.added", "reaction.removed":
+            guard let reaction = try? decoder.decode(ReactionEventData.self, from: json) else { return }
+            let update = ReactionUpdate(channelId: reaction.channelId, seq: reaction.seq, userId: reaction.userId,
+                                        kind: reaction.kind, reactions: reaction.reactions, added: name == "reaction.added")
+            publish(.reaction(update))
+            feed(update)
         case "channel.updated":
             if let channel = try? decoder.decode(Channel.self, from: json) { publish(.channelUpdated(channel)) }
         case "user.blocked", "user.unblocked":

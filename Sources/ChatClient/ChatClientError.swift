@@ -3,6 +3,8 @@ public struct ChatClientError: Error, Sendable, Equatable, CustomStringConvertib
     public enum Code: Sendable, Equatable, Hashable {
         case badRequest, unknownType, notLoggedIn, tokenExpired, uidNotFound, cannotBlockSelf, invalidLimit
         case tooManyIDs, invalidCursor, channelNotFound, notAMember, messageTooLong, rateLimited, forbidden, internalError
+        /// §15: no such message, or one the caller cannot see; a deleted one; past 25 reaction kinds.
+        case messageNotFound, messageDeleted, tooManyReactions
         /// A code this client does not know yet.
         case other(String)
         /// The upgrade was answered with an HTTP error (401, 403, 429, 503, …), `status` below;
@@ -32,6 +34,9 @@ public struct ChatClientError: Error, Sendable, Equatable, CustomStringConvertib
             case "ERR_RATE_LIMITED": self = .rateLimited
             case "ERR_FORBIDDEN": self = .forbidden
             case "ERR_INTERNAL": self = .internalError
+            case "ERR_MESSAGE_NOT_FOUND": self = .messageNotFound
+            case "ERR_MESSAGE_DELETED": self = .messageDeleted
+            case "ERR_TOO_MANY_REACTIONS": self = .tooManyReactions
             default: self = .other(wire)
             }
         }

@@ -4,6 +4,12 @@ public enum ChatEvent: Sendable, Equatable {
     /// `message.new` as it arrived (for exactly-once, in-order messages of a channel, use
     /// `ChatClient.messages(in:)`).
     case message(Message)
+    /// `message.updated` (§15): a message's new state and why (an edit, a delete, or its
+    /// thread's reply count). For a channel's messages with their changes folded in once,
+    /// use `ChatClient.messages(in:)`.
+    case messageUpdated(Message, change: MessageChange)
+    /// `reaction.added` / `reaction.removed` (§15), with the message's counts now.
+    case reaction(ReactionUpdate)
     case channelUpdated(Channel)
     case userBlocked(userId: String)
     case userUnblocked(userId: String)
@@ -21,7 +27,8 @@ public enum ChatEvent: Sendable, Equatable {
     /// The channel an event is about, if any.
     public var channelId: String? {
         switch self {
-        case .message(let message): return message.channelId
+        case .message(let message), .messageUpdated(let message, _): return message.channelId
+        case .reaction(let update): return update.channelId
         case .channelUpdated(let channel): return channel.id
         case .typing(let channel, _, _), .channelRead(let channel, _, _): return channel
         default: return nil

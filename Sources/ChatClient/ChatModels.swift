@@ -29,17 +29,35 @@ public struct Channel: Decodable, Sendable, Equatable {
     public var lastActivityAt: Int64
     public var lastReadSeq: Int64
     public var unreadCount: Int64
+    /// The channel's change counter (v1.2, §15): every new message, edit, delete, reaction and
+    /// reply takes the next value. 0 from a gateway before v1.2.
+    public var version: Int64 = 0
 }
 
-public struct Message: Decodable, Sendable, Equatable {
-    public var id: String
-    public var channelId: String
-    public var seq: Int64
-    public var senderId: String
-    public var text: String
-    public var data: ChatData?
-    public var clientMessageId: String?
-    public var createdAt: Int64
+extension Channel {
+    enum CodingKeys: String, CodingKey {
+        case id, type, name, members, memberCount, distinct, isOneToOne, pushFromBlockedUsers, createdAt
+        case lastMessage, lastActivityAt, lastReadSeq, unreadCount, version
+    }
+
+    /// `version` is read where present, so channels of a gateway before v1.2 decode too.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        type = try c.decode(String.self, forKey: .type)
+        name = try c.decode(String.self, forKey: .name)
+        members = try c.decode([String].self, forKey: .members)
+        memberCount = try c.decode(Int64.self, forKey: .memberCount)
+        distinct = try c.decode(Bool.self, forKey: .distinct)
+        isOneToOne = try c.decode(Bool.self, forKey: .isOneToOne)
+        pushFromBlockedUsers = try c.decode(Bool.self, forKey: .pushFromBlockedUsers)
+        createdAt = try c.decode(Int64.self, forKey: .createdAt)
+        lastMessage = try c.decodeIfPresent(Message.self, forKey: .lastMessage)
+        lastActivityAt = try c.decode(Int64.self, forKey: .lastActivityAt)
+        lastReadSeq = try c.decode(Int64.self, forKey: .lastReadSeq)
+        unreadCount = try c.decode(Int64.self, forKey: .unreadCount)
+        version = try c.decodeIfPresent(Int64.self, forKey: .version) ?? 0
+    }
 }
 
 /// `channel.markRead`'s answer.

@@ -12,12 +12,14 @@ enum FirstApp {
             say("\(channel.name): \(channel.unreadCount) unread")
         }
 
-        // A 1-to-1 with a friend, and every message in it, once and in order.
+        // A 1-to-1 with a friend, and every message in it, once and in order (and, as
+        // `.updated`, every later edit, delete or reply count of one of them).
         let chat = try await client.createChannel(userIDs: [friend], name: "first app", distinct: true)
         let messages = try await client.messages(in: chat.id)
         let sent = try await client.send("hello", to: chat.id)
         say("sent #\(sent.seq)")
-        for await message in messages where message.senderId == friend {
+        for await item in messages {
+            guard case .new(let message) = item, message.senderId == friend else { continue }
             say("\(friend): \(message.text)")
             _ = try await client.markRead(chat.id, seq: message.seq)
             break

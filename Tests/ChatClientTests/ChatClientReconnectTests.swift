@@ -7,12 +7,13 @@ import Testing
 /// in flight across a cut resolves once with one stored message.
 @Suite("ChatClient reconnects", .serialized)
 struct ChatClientReconnectTests {
-    /// Collects `count` messages from `stream`, or fails after `seconds`.
-    private static func collect(_ stream: AsyncStream<Message>, count: Int, seconds: Int = 30) async throws -> [Message] {
+    /// Collects `count` new messages from `stream`, or fails after `seconds`.
+    private static func collect(_ stream: AsyncStream<MessageFeedItem>, count: Int, seconds: Int = 30) async throws -> [Message] {
         try await withThrowingTaskGroup(of: [Message]?.self) { group in
             group.addTask {
                 var messages: [Message] = []
-                for await message in stream {
+                for await item in stream {
+                    guard case .new(let message) = item else { continue }
                     messages.append(message)
                     if messages.count == count { break }
                 }

@@ -18,7 +18,9 @@ final class LiveGateway: Sendable {
     let clock: ManualClock
     private let secret: String
 
+    /// `userChangesPerSecond`: edits, deletes and reactions per user (§15); 0 turns the rate off.
     static func start(revealBlockedBy: Bool = false, userMessagesPerSecond: Int = 0, maxConnectionsPerUser: Int = 30,
+                      userChangesPerSecond: Int = 0, userChangeBurst: Int = 1,
                       certificate: (certificate: String, key: String)? = nil) async throws -> LiveGateway
     {
         var settings = TransportSettings()
@@ -38,6 +40,8 @@ final class LiveGateway: Sendable {
         try FileManager.default.createDirectory(atPath: chat.storage.dataDirectory, withIntermediateDirectories: true)
         chat.limits.userMessagesPerSecond = userMessagesPerSecond
         chat.limits.userMessageBurst = 1
+        chat.limits.userChangesPerSecond = userChangesPerSecond
+        chat.limits.userChangeBurst = userChangeBurst
         chat.limits.connectionRequestsPerSecond = 0
         chat.limits.maxRequestsInFlight = 100_000
         chat.blocking.revealBlockedBy = revealBlockedBy

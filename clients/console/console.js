@@ -1,8 +1,11 @@
-// The web console (PROTOCOL.md §14): one page that signs in, then speaks only the
+// The web console (PROTOCOL.md §14, §15): one page that signs in, then speaks only the
 // public protocol over /v1/ws through the SDK (chat-client.js, served beside it
-// from clients/js/chat-client.js). This file is the app: state, rendering, input.
+// from clients/js/chat-client.js). This file is the app: state, rendering, input;
+// mentions.js and reaction-picker.js are the composer's mentions and the emoji popover.
 
-import { ChatClient, ConnectionState, endpointFor, newClientMessageId, readTokenClaims } from "./chat-client.js";
+import { applyReaction, ChatClient, ConnectionState, endpointFor, newClientMessageId, readTokenClaims } from "./chat-client.js";
+import { mentionAtCaret, mentionedIds, textWithMentions } from "./mentions.js";
+import { ReactionPicker } from "./reaction-picker.js";
 
 const devSignInPath = "/console/dev-sign-in";
 const sessionKey = "chat-console.session";
@@ -50,7 +53,14 @@ const state = {
   readStateSupported: true,
   markReadTimer: null,
   ownTyping: { channelId: null, lastSentAt: 0, idleTimer: null },
+  editing: null, // { channelId, seq, inThread }: that composer (the thread's when inThread) saves an edit of the message instead of sending
+  thread: null, // { channelId, parentSeq, replies: [], loaded }: the open thread
+  confirmingDelete: null, // "channelId/seq" whose Delete was clicked once (a second click deletes)
+  unreadRefresh: new Map(), // channelId → timer of a pending channel.get for its unread count
 };
+
+let picker = null; // the ReactionPicker, once the page is set up
+const threadDrafts = new Map();
 
 function conversation(channelId) {
   if (!state.conversations.has(channelId)) {
@@ -115,6 +125,11 @@ function describeError(error) {
     ERR_NOT_CONNECTED: "Not connected",
     ERR_TIMEOUT: "The gateway did not answer in time",
     ERR_CANNOT_BLOCK_SELF: "You cannot block yourself",
+    ERR_MESSAGE_NOT_FOUND: "That message is gone, or you cannot see it",
+    ERR_MESSAGE_DELETED: "That message was deleted",
+    ERR_TOO_MANY_REACTIONS: "That message has as many kinds of reaction as it can take",
+    ERR_FORBIDDEN: "You may not do that",
+    ERR_TOO_MANY_IDS: "Too many people mentioned (at most 25)",
   }[code];
   return { code, text: friendly || error?.message || code };
 }
@@ -271,11 +286,24 @@ function mergeChannel(channel) {
 
 /**
  * Hands every message of `channel` after the one its list entry shows to receiveMessage,
- * once and in order, across reconnects: the SDK's feed, which catches up with history.
+ * once and in order, and every later change of a message (edit, delete, reply count,
+ * reactions) to receiveUpdate / receiveReaction, across reconnects: the SDK's feed, which
+ * catches up with message.changes after the channel version the list entry was read at.
  */
 function followChannel(channel) {
   if (state.feeds.has(channel.id)) return;
-  state.feeds.set(channel.id, state.client.messages(channel.id, { afterSeq: channel.lastMessage?.seq ?? 0, onMessage: receiveMessage }));
+  state.feeds.set(channel.id, state.client.messages(channel.id, {
+    afterSeq: channel.lastMessage?.seq ?? 0,
+    afterVersion: channel.version, // undefined from a gateway before v1.2: the SDK asks for it
+    onItem: receiveItem,
+  }));
+}
+
+/** One item of a channel's feed. */
+function receiveItem(item) {
+  if (item.type === "new") receiveMessage(item.message);
+  else if (item.type === "updated") receiveUpdate(item.message);
+  else if (item.type === "reactions") receiveReaction(item.reaction);
 }
 
 function forgetChannel(channelId) {
@@ -411,6 +439,10 @@ function receiveMessage(message) {
   setTyping(message.channelId, message.senderId, false);
   const convo = state.conversations.get(message.channelId);
   if (convo?.loaded) insertMessage(convo, message);
+  if (isReply(message) && isOpenThread(message.channelId, message.parentSeq)) {
+    insertReply(message);
+    renderThread({ stickToBottom: true });
+  }
   const isMine = message.senderId === state.me.id;
   if (!isMine) {
     if (message.channelId === state.activeId && pageIsVisible()) markReadSoon();
@@ -420,8 +452,73 @@ function receiveMessage(message) {
   if (message.channelId === state.activeId) renderMessages({ stickToBottom: true });
 }
 
-/** Adds or replaces (same id, or the pending send with its clientMessageId) keeping seq order. */
+/** A newer state of a message (edited, deleted, its reply count, its reactions): replaces the one shown. */
+function receiveUpdate(message) {
+  const channel = state.channels.get(message.channelId);
+  if (!channel) return;
+  if (channel.lastMessage?.seq === message.seq) channel.lastMessage = message;
+  // A deleted message no longer counts as unread (§15): the gateway's count says what is left.
+  if (message.deletedAt && message.senderId !== state.me?.id && message.seq > (channel.lastReadSeq || 0)) {
+    refreshUnreadSoon(message.channelId);
+  }
+  replaceShown(message.channelId, message.seq, () => message);
+  renderChannels();
+}
+
+/** Reads a channel's unread count again shortly (once for a burst of deletes). */
+function refreshUnreadSoon(channelId) {
+  clearTimeout(state.unreadRefresh.get(channelId));
+  state.unreadRefresh.set(channelId, setTimeout(async () => {
+    state.unreadRefresh.delete(channelId);
+    try {
+      const fetched = await state.client.channel(channelId);
+      const channel = state.channels.get(channelId);
+      if (!channel) return;
+      channel.unreadCount = fetched.unreadCount;
+      channel.lastReadSeq = fetched.lastReadSeq;
+      renderChannels();
+    } catch {
+      // The next channel list (a reconnect) has the count.
+    }
+  }, 300));
+}
+
+/** Live reaction counts: folded into the message shown (own kinds from own reactions). */
+function receiveReaction(reaction) {
+  replaceShown(reaction.channelId, reaction.seq, (shown) => applyReaction(shown, reaction, state.me?.id));
+}
+
+/** Replaces message `seq` of `channelId` wherever it is shown with `change(shown)`, and renders what moved. */
+function replaceShown(channelId, seq, change) {
+  const convo = state.conversations.get(channelId);
+  const index = convo?.messages.findIndex((m) => m.seq === seq) ?? -1;
+  if (index >= 0) convo.messages[index] = { ...change(convo.messages[index]), status: "sent" };
+  const thread = state.thread;
+  let threadChanged = false;
+  if (thread && thread.channelId === channelId) {
+    if (thread.parent?.seq === seq) {
+      thread.parent = change(thread.parent);
+      threadChanged = true;
+    }
+    const reply = thread.replies.findIndex((m) => m.seq === seq);
+    if (reply >= 0) {
+      thread.replies[reply] = change(thread.replies[reply]);
+      threadChanged = true;
+    }
+  }
+  if (index >= 0 && channelId === state.activeId) renderMessages({ keepScroll: true });
+  if (threadChanged) renderThread({ keepScroll: true });
+}
+
+const isReply = (message) => message.parentSeq !== null && message.parentSeq !== undefined;
+
+/**
+ * Adds or replaces (same id, or the pending send with its clientMessageId) keeping seq order.
+ * The conversation shows top-level messages; a reply shows in its thread (and as its parent's
+ * reply count).
+ */
 function insertMessage(convo, message) {
+  if (isReply(message)) return;
   const list = convo.messages;
   const existing = list.findIndex((m) => m.id === message.id
     || (message.clientMessageId && m.clientMessageId === message.clientMessageId && m.senderId === message.senderId));
@@ -465,7 +562,8 @@ function renderChannels() {
     const last = channel.lastMessage;
     const preview = typers.length
       ? el("span", { class: "preview typing-preview" }, `${typers.map(userName).join(", ")} typing…`)
-      : el("span", { class: "preview" }, last ? `${last.senderId === state.me.id ? "You: " : ""}${last.text}` : "No messages yet");
+      : el("span", { class: "preview" }, !last ? "No messages yet"
+        : `${last.senderId === state.me.id ? "You: " : ""}${last.deletedAt ? "Message deleted" : last.text}`);
     return el("button", {
       class: `channel-item${unread ? " has-unread" : ""}`,
       type: "button",
@@ -484,7 +582,11 @@ function renderChannels() {
 // MARK: Conversation
 
 async function openChannel(channelId) {
-  if (state.activeId !== channelId) stopOwnTyping();
+  if (state.activeId !== channelId) {
+    stopOwnTyping();
+    if (state.editing && !state.editing.inThread) cancelEditing();
+    if (state.thread && state.thread.channelId !== channelId) closeThread();
+  }
   state.activeId = channelId;
   $("app").dataset.view = "conversation";
   $("no-channel").hidden = true;
@@ -508,6 +610,7 @@ async function openChannel(channelId) {
 
 function closeChannel() {
   stopOwnTyping();
+  closeThread();
   state.activeId = null;
   $("app").dataset.view = "list";
   $("channel-view").hidden = true;
@@ -607,7 +710,6 @@ function renderMessages({ stickToBottom = false, keepScroll = false } = {}) {
     }
     const mine = message.senderId === state.me.id;
     const continued = previous && previous.senderId === message.senderId && (message.createdAt - previous.createdAt) < 5 * 60000;
-    const blockedSender = !mine && state.blocked.has(message.senderId);
     let status = null;
     if (mine) {
       if (message.status === "sending") status = el("div", { class: "status" }, "Sending…");
@@ -620,14 +722,7 @@ function renderMessages({ stickToBottom = false, keepScroll = false } = {}) {
         status = el("div", { class: "status" }, "Sent");
       }
     }
-    items.push(el("li", {
-      class: `message${mine ? " mine" : ""}${continued ? " continued" : ""}${blockedSender ? " from-blocked" : ""}`,
-      dataset: { seq: message.seq ?? "", sender: message.senderId, status: message.status || "sent", id: message.id || "" },
-    },
-    mine ? null : avatar(userName(message.senderId), { seed: message.senderId, small: true }),
-    mine || continued ? null : el("div", { class: "sender" }, userName(message.senderId) + (blockedSender ? " · blocked" : "")),
-    el("div", { class: "bubble" }, el("span", { class: "text" }, message.text), el("time", {}, timeFormat.format(new Date(message.createdAt || Date.now())))),
-    status));
+    items.push(messageElement(message, { continued, status }));
     previous = message;
   }
   if (convo.loaded && convo.messages.length === 0) {
@@ -636,6 +731,277 @@ function renderMessages({ stickToBottom = false, keepScroll = false } = {}) {
   $("message-list").replaceChildren(...items);
   if (stickToBottom || (nearBottom && !keepScroll)) box.scrollTop = box.scrollHeight;
   else if (keepScroll) box.scrollTop = box.scrollHeight - fromBottom;
+}
+
+/**
+ * One message as a list item: sender, bubble (mentions highlighted, an "edited" mark, a
+ * deleted message's placeholder), its actions (react, reply in thread, edit and delete for
+ * own messages), its reactions (click one to add or take back your own), and the link to
+ * its thread. `inThread`: shown in the thread view (no thread link, no reply action).
+ */
+function messageElement(message, { continued = false, status = null, inThread = false } = {}) {
+  const mine = message.senderId === state.me.id;
+  const deleted = Boolean(message.deletedAt);
+  const blockedSender = !mine && state.blocked.has(message.senderId);
+  const mentionsMe = !deleted && !mine && (message.mentionedUserIds || []).includes(state.me.id);
+  const classes = ["message", mine && "mine", continued && "continued", blockedSender && "from-blocked", deleted && "deleted",
+    mentionsMe && "mentions-me"].filter(Boolean).join(" ");
+  const text = deleted
+    ? el("span", { class: "text deleted-text" }, "This message was deleted")
+    : el("span", { class: "text" }, textWithMentions(message.text, message.mentionedUserIds || [], displayName, state.me.id));
+  const edited = message.editedAt && !deleted
+    ? el("span", { class: "edited", title: `Edited ${timeFormat.format(new Date(message.editedAt))}` }, "edited") : null;
+  const bubble = el("div", { class: "bubble" }, text, edited,
+    el("time", {}, timeFormat.format(new Date(message.createdAt || Date.now()))));
+  const replies = !inThread && !isReply(message) && message.replyCount > 0
+    ? el("button", { type: "button", class: "thread-link", dataset: { action: "thread" }, onclick: () => openThread(message.channelId, message.seq) },
+      `${message.replyCount} ${message.replyCount === 1 ? "reply" : "replies"}`)
+    : null;
+  return el("li", {
+    class: classes,
+    dataset: { seq: message.seq ?? "", sender: message.senderId, status: message.status || "sent", id: message.id || "",
+      edited: String(Boolean(message.editedAt)), deleted: String(deleted) },
+  },
+  mine ? null : avatar(userName(message.senderId), { seed: message.senderId, small: true }),
+  mine || continued ? null : el("div", { class: "sender" }, userName(message.senderId) + (blockedSender ? " · blocked" : "")),
+  el("div", { class: "bubble-row" }, bubble, deleted || message.seq === undefined ? null : messageActions(message, { inThread })),
+  deleted ? null : reactionRow(message),
+  replies,
+  status);
+}
+
+/** A user's display name as mentions resolve it (its name, or its id). */
+const displayName = (id) => state.users.get(id)?.name || id;
+
+/** The buttons beside a stored message. */
+function messageActions(message, { inThread }) {
+  const mine = message.senderId === state.me.id;
+  const confirming = state.confirmingDelete === `${message.channelId}/${message.seq}`;
+  const action = (name, label, glyph, onclick, extraClass = "") => el("button", {
+    type: "button", class: `action ${extraClass}`.trim(), dataset: { action: name }, title: label, "aria-label": label, onclick,
+  }, glyph);
+  return el("div", { class: "actions" },
+    action("react", "Add a reaction", "☺", (event) => picker.open(event.currentTarget, (kind) => setReaction(message, kind, true))),
+    inThread || isReply(message) ? null : action("reply", "Reply in thread", "↩", () => openThread(message.channelId, message.seq)),
+    mine ? action("edit", "Edit", "✎", () => startEditing(message, { inThread })) : null,
+    mine ? action("delete", confirming ? "Click again to delete" : "Delete", confirming ? "Delete?" : "✕", () => deleteClicked(message),
+      confirming ? "confirm" : "") : null);
+}
+
+/** The reaction chips under a message: kind and count; yours are pressed, and a click takes yours back or adds it. */
+function reactionRow(message) {
+  const counts = Object.entries(message.reactions || {}).filter(([, count]) => count > 0);
+  if (!counts.length) return null;
+  const own = new Set(message.ownReactions || []);
+  return el("div", { class: "reactions" }, counts.map(([kind, count]) => el("button", {
+    type: "button",
+    class: "reaction",
+    "aria-pressed": own.has(kind) ? "true" : "false",
+    title: own.has(kind) ? `Take back your ${kind}` : `React with ${kind} too`,
+    dataset: { kind, count: String(count) },
+    onclick: () => setReaction(message, kind, !own.has(kind)),
+  }, el("span", { class: "kind" }, kind), el("span", { class: "count" }, String(count)))));
+}
+
+// MARK: Changing messages (§15)
+
+/** Adds (or takes back) this user's reaction; the answer reaches the page through the channel's feed. */
+async function setReaction(message, kind, add) {
+  try {
+    if (add) await state.client.addReaction(message.channelId, message.seq, kind);
+    else await state.client.removeReaction(message.channelId, message.seq, kind);
+  } catch (error) {
+    showError(error, add ? "Reacting" : "Taking back the reaction");
+  }
+}
+
+/** A first click on Delete asks again (for a few seconds); the second deletes. */
+async function deleteClicked(message) {
+  const key = `${message.channelId}/${message.seq}`;
+  if (state.confirmingDelete !== key) {
+    state.confirmingDelete = key;
+    rerenderShown();
+    setTimeout(() => {
+      if (state.confirmingDelete === key) {
+        state.confirmingDelete = null;
+        rerenderShown();
+      }
+    }, 4000);
+    return;
+  }
+  state.confirmingDelete = null;
+  try {
+    await state.client.deleteMessage(message.channelId, message.seq);
+  } catch (error) {
+    showError(error, "Deleting");
+    rerenderShown();
+  }
+}
+
+function rerenderShown() {
+  if (state.activeId) renderMessages({ keepScroll: true });
+  if (state.thread) renderThread({ keepScroll: true });
+}
+
+/** The composer (or the thread's) edits `message` until it is sent or cancelled. */
+function startEditing(message, { inThread }) {
+  cancelEditing();
+  state.editing = { channelId: message.channelId, seq: message.seq, inThread };
+  const input = $(inThread ? "thread-input" : "composer-input");
+  input.value = message.text;
+  $("edit-bar").hidden = inThread;
+  input.closest("form").dataset.editing = "true";
+  input.focus();
+  autoGrow();
+}
+
+function cancelEditing() {
+  if (!state.editing) return;
+  const input = $(state.editing.inThread ? "thread-input" : "composer-input");
+  input.value = "";
+  input.closest("form").dataset.editing = "false";
+  state.editing = null;
+  $("edit-bar").hidden = true;
+  autoGrow();
+}
+
+/** Saves the edit the composer holds: the new text and the mentions it now has. */
+async function saveEdit(text) {
+  const { channelId, seq } = state.editing;
+  const channel = state.channels.get(channelId);
+  cancelEditing();
+  try {
+    await state.client.updateMessage(channelId, seq, { text, mentionedUserIds: mentionedIds(text, channel?.members || [], displayName) });
+  } catch (error) {
+    showError(error, "Editing");
+  }
+}
+
+// MARK: Threads
+
+const isOpenThread = (channelId, parentSeq) => state.thread?.channelId === channelId && state.thread?.parentSeq === parentSeq;
+
+/** Opens the thread of message `parentSeq`: the message, its replies (thread history), a reply box. */
+async function openThread(channelId, parentSeq) {
+  picker?.close();
+  if (state.editing?.inThread) cancelEditing();
+  const parent = conversation(channelId).messages.find((m) => m.seq === parentSeq) ?? null;
+  const thread = { channelId, parentSeq, parent, replies: [], loaded: false, more: false };
+  state.thread = thread;
+  $("app").dataset.thread = "open";
+  $("app").dataset.view = "thread";
+  $("thread-view").hidden = false;
+  $("thread-input").value = threadDrafts.get(`${channelId}/${parentSeq}`) || "";
+  renderThread();
+  try {
+    const [page, fetchedParent] = await Promise.all([
+      state.client.thread(channelId, parentSeq, { limit: 100 }),
+      parent ? parent : state.client.history(channelId, { beforeSeq: parentSeq + 1, limit: 1 }).then((p) => p.messages.find((m) => m.seq === parentSeq) ?? null),
+    ]);
+    if (state.thread !== thread) return;
+    thread.parent = thread.parent ?? fetchedParent;
+    for (const reply of page.messages) insertReply(reply);
+    thread.more = Boolean(page.next);
+    thread.loaded = true;
+  } catch (error) {
+    showError(error, "Loading the thread");
+  }
+  if (state.thread === thread) renderThread({ stickToBottom: true });
+  if (window.matchMedia("(min-width: 761px)").matches) $("thread-input").focus();
+}
+
+function closeThread() {
+  if (!state.thread) return;
+  if (state.editing?.inThread) cancelEditing();
+  state.thread = null;
+  $("app").dataset.thread = "";
+  $("thread-view").hidden = true;
+  $("app").dataset.view = state.activeId ? "conversation" : "list";
+}
+
+/** Adds or replaces a reply of the open thread (same id, or the pending send with its clientMessageId), in seq order. */
+function insertReply(message) {
+  const replies = state.thread.replies;
+  const existing = replies.findIndex((m) => (m.id && m.id === message.id)
+    || (message.clientMessageId && m.clientMessageId === message.clientMessageId && m.senderId === message.senderId));
+  if (existing >= 0) replies[existing] = { ...message, status: message.status || "sent" };
+  else replies.push({ ...message, status: message.status || "sent" });
+  replies.sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
+}
+
+function renderThread({ stickToBottom = false, keepScroll = false } = {}) {
+  const thread = state.thread;
+  if (!thread) return;
+  const box = $("thread-messages");
+  const fromBottom = box.scrollHeight - box.scrollTop;
+  const channel = state.channels.get(thread.channelId);
+  $("thread-channel").textContent = channel ? channelTitle(channel) : "";
+  $("thread-parent").replaceChildren(thread.parent ? messageElement(thread.parent, { inThread: true })
+    : el("li", { class: "day" }, thread.loaded ? "The first message is not available" : "Loading…"));
+  const visible = thread.replies.filter((m) => m.seq !== undefined).length;
+  $("thread-count").textContent = !thread.loaded ? "" : visible === 0 ? "No replies yet"
+    : `${visible} ${visible === 1 ? "reply" : "replies"}${thread.more ? " (the newest 100)" : ""}`;
+  $("thread-list").replaceChildren(...thread.replies.map((reply, index) => {
+    const previous = thread.replies[index - 1];
+    const continued = previous && previous.senderId === reply.senderId && (reply.createdAt - previous.createdAt) < 5 * 60000;
+    const status = reply.status === "sending" ? el("div", { class: "status" }, "Sending…")
+      : reply.status === "failed" ? el("div", { class: "status failed" }, `Not sent: ${reply.error}`) : null;
+    return messageElement(reply, { continued, status, inThread: true });
+  }));
+  if (stickToBottom) box.scrollTop = box.scrollHeight;
+  else if (keepScroll) box.scrollTop = box.scrollHeight - fromBottom;
+}
+
+/** The thread's reply box: a reply (with its mentions), or the edit of a reply it holds. */
+async function sendThreadReply(event) {
+  event.preventDefault();
+  const thread = state.thread;
+  const input = $("thread-input");
+  const text = input.value.trim();
+  if (!thread || !text) return;
+  if (state.editing?.inThread) {
+    await saveEdit(text);
+    return;
+  }
+  input.value = "";
+  threadDrafts.delete(`${thread.channelId}/${thread.parentSeq}`);
+  const channel = state.channels.get(thread.channelId);
+  const pending = { channelId: thread.channelId, parentSeq: thread.parentSeq, text, senderId: state.me.id, clientMessageId: newClientMessageId(),
+    createdAt: Date.now(), status: "sending", mentionedUserIds: mentionedIds(text, channel?.members || [], displayName) };
+  thread.replies.push(pending);
+  renderThread({ stickToBottom: true });
+  try {
+    const stored = await state.client.send(thread.channelId, text, { parentSeq: thread.parentSeq, clientMessageId: pending.clientMessageId,
+      mentionedUserIds: pending.mentionedUserIds.length ? pending.mentionedUserIds : undefined });
+    if (state.thread === thread) insertReply(stored);
+  } catch (error) {
+    pending.status = "failed";
+    pending.error = describeError(error).text;
+    showError(error, "Replying");
+  }
+  if (state.thread === thread) renderThread({ keepScroll: true });
+}
+
+// MARK: Mention suggestions
+
+/** While an `@word` is typed in the composer, the channel's members it may name, to click. */
+function suggestMentions() {
+  const list = $("mention-suggestions");
+  const input = $("composer-input");
+  const channel = state.channels.get(state.activeId);
+  const typed = mentionAtCaret(input.value, input.selectionStart ?? input.value.length);
+  const candidates = !typed || !channel ? [] : channel.members.filter((id) => id !== state.me.id
+    && (id.toLowerCase().startsWith(typed.query) || displayName(id).replace(/\s+/g, "").toLowerCase().startsWith(typed.query))).slice(0, 6);
+  list.hidden = candidates.length === 0;
+  list.replaceChildren(...candidates.map((id) => el("li", {},
+    el("button", { type: "button", dataset: { user: id }, onmousedown: (event) => event.preventDefault(), onclick: () => {
+      const caret = input.selectionStart ?? input.value.length;
+      input.value = `${input.value.slice(0, typed.start)}@${id} ${input.value.slice(caret)}`;
+      const after = typed.start + id.length + 2;
+      input.setSelectionRange(after, after);
+      list.hidden = true;
+      input.focus();
+    } }, avatar(displayName(id), { seed: id, small: true }), el("strong", {}, displayName(id)), el("span", { class: "muted" }, `@${id}`)))));
 }
 
 /** The highest seq others have read here, and who read up to at least the newest own message. */
@@ -737,13 +1103,20 @@ async function send(event) {
   const text = input.value.trim();
   const channelId = state.activeId;
   if (!text || !channelId) return;
+  $("mention-suggestions").hidden = true;
+  if (state.editing && !state.editing.inThread) {
+    await saveEdit(text);
+    return;
+  }
   input.value = "";
   drafts.delete(channelId);
   autoGrow();
   // The gateway ends the typing state itself when the message is stored.
   clearTimeout(state.ownTyping.idleTimer);
   state.ownTyping.channelId = null;
-  const pending = { channelId, text, senderId: state.me.id, clientMessageId: newClientMessageId(), createdAt: Date.now(), status: "sending" };
+  const members = state.channels.get(channelId)?.members || [];
+  const pending = { channelId, text, senderId: state.me.id, clientMessageId: newClientMessageId(), createdAt: Date.now(), status: "sending",
+    mentionedUserIds: mentionedIds(text, members, displayName) };
   conversation(channelId).messages.push(pending);
   renderMessages({ stickToBottom: true });
   await deliver(pending);
@@ -752,7 +1125,8 @@ async function send(event) {
 async function deliver(pending) {
   const convo = conversation(pending.channelId);
   try {
-    const stored = await state.client.send(pending.channelId, pending.text, { clientMessageId: pending.clientMessageId });
+    const stored = await state.client.send(pending.channelId, pending.text, { clientMessageId: pending.clientMessageId,
+      mentionedUserIds: pending.mentionedUserIds?.length ? pending.mentionedUserIds : undefined });
     const index = convo.messages.indexOf(pending);
     if (index >= 0) convo.messages.splice(index, 1);
     insertMessage(convo, stored);
@@ -912,12 +1286,33 @@ function setUp() {
   const input = $("composer-input");
   input.addEventListener("input", () => {
     autoGrow();
-    ownTypingInput();
+    if (!state.editing || state.editing.inThread) ownTypingInput();
+    suggestMentions();
   });
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       $("composer").requestSubmit();
+    } else if (event.key === "Escape" && state.editing && !state.editing.inThread) {
+      cancelEditing();
+    }
+  });
+  input.addEventListener("blur", () => setTimeout(() => { $("mention-suggestions").hidden = true; }, 150));
+  $("edit-cancel").addEventListener("click", cancelEditing);
+  picker = new ReactionPicker($("reaction-picker"));
+  $("thread-composer").addEventListener("submit", sendThreadReply);
+  $("thread-close").addEventListener("click", closeThread);
+  $("thread-back").addEventListener("click", closeThread);
+  const threadInput = $("thread-input");
+  threadInput.addEventListener("input", () => {
+    if (state.thread && !state.editing?.inThread) threadDrafts.set(`${state.thread.channelId}/${state.thread.parentSeq}`, threadInput.value);
+  });
+  threadInput.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("thread-composer").requestSubmit();
+    } else if (event.key === "Escape" && state.editing?.inThread) {
+      cancelEditing();
     }
   });
   input.addEventListener("blur", () => { if (!input.value.trim()) stopOwnTyping(); });

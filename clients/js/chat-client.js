@@ -1,15 +1,17 @@
 // chat-client.js: the JavaScript SDK of the chat gateway (docs/clients.md), dependency-free
 // ES modules for browsers and Node 20 with no build step. It speaks the WebSocket
-// protocol (PROTOCOL.md §1–§7, §14) with the same shape and rules as the Swift
+// protocol (PROTOCOL.md §1–§7, §14, §15) with the same shape and rules as the Swift
 // ChatClient (Sources/ChatClient):
 //
 //   import { ChatClient } from "./chat-client.js";
 //   const client = new ChatClient({ url: "ws://127.0.0.1:8080/v1/ws", token: () => fetchTokenFromMyBackend() });
 //   await client.connect();
 //   const { channels } = await client.channels({ limit: 20 });
-//   for await (const message of client.messages(channels[0].id)) console.log(message.text);
+//   for await (const item of client.messages(channels[0].id)) {
+//     if (item.type === "new") console.log(item.message.text);
+//   }
 //
-// - Every request of §4 and §14 is a method returning a promise of the reply's
+// - Every request of §4, §14 and §15 is a method returning a promise of the reply's
 //   `result`; a refused request rejects with a `ChatError` carrying the gateway's
 //   `code` (and `retryAfterMs` for ERR_RATE_LIMITED).
 // - Events: `on(name, fn)` for one event, `on("*", fn)` for all of them,
@@ -24,7 +26,10 @@
 // - Reconnects with exponential backoff and jitter; the token provider is asked
 //   again after `session.expiring`, a 4001 close, or a refused token.
 // - `messages(channelId, { afterSeq })` yields every message of the channel the
-//   user can see exactly once, in `seq` order, across reconnects (ChannelFeed).
+//   user can see exactly once, in `seq` order, as `{ type: "new", message }`, and each
+//   later change of one once as `{ type: "updated", message }` or, for live reaction
+//   counts, `{ type: "reactions", reaction }`, across reconnects: after one it catches up
+//   with `message.changes` after the last version it saw (ChannelFeed).
 // - Requests in flight when the connection drops are sent again once it is back
 //   (a `message.send` with the same `clientMessageId`, so it is stored once and
 //   resolves once); a non-distinct `channel.create` fails with ERR_DISCONNECTED.
@@ -45,14 +50,14 @@
 //   pending-requests.js     request ids, reply matching, timeouts, re-sends after a drop
 //   event-listeners.js      on / off / onChannel and the calls to the app's listeners
 //   followed-channels.js    the channels behind messages(): feeds, streams, history reads
-//   channel-feed.js         ChannelFeed: exactly once, in order (sans-IO)
+//   channel-feed.js         ChannelFeed: exactly once, in order, changes folded (sans-IO); applyReaction
 //   message-stream.js       MessageStream: what messages() returns
 //   blocked-users-query.js  BlockedUsersQuery
 //   errors.js               ChatError
 //   endpoint.js, client-message-id.js, token-claims.js, sleep.js: small helpers
 
 export { BlockedUsersQuery } from "./chat-client/blocked-users-query.js";
-export { ChannelFeed } from "./chat-client/channel-feed.js";
+export { applyReaction, ChannelFeed } from "./chat-client/channel-feed.js";
 export { ChatClient } from "./chat-client/client.js";
 export { newClientMessageId } from "./chat-client/client-message-id.js";
 export { ConnectionState } from "./chat-client/connection-state.js";

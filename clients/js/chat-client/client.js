@@ -1,7 +1,7 @@
 // client.js: ChatClient, the SDK's client. It holds the options and puts the parts
 // together: the Connection (socket, reconnects, keep-alive), the PendingRequests that match
 // replies to requests, the EventListeners, and the FollowedChannels behind `messages()`.
-// Each request of PROTOCOL.md §4 and §14 is a method here.
+// Each request of PROTOCOL.md §4, §14 and §15 is a method here.
 
 import { BlockedUsersQuery } from "./blocked-users-query.js";
 import { newClientMessageId } from "./client-message-id.js";
@@ -51,6 +51,8 @@ export class ChatClient {
     this.requests = new PendingRequests();
     this.followed = new FollowedChannels(this);
     this.presenceFollowed = new Set();
+    /** The signed-in user's id, once connected. */
+    this.userId = null;
     this.connection = new Connection({
       options: this.options,
       WebSocket,
@@ -126,6 +128,7 @@ export class ChatClient {
 
   /** A connection opened (its waiting requests went out again): presence and followed channels are brought back. */
   opened(reconnected, me) {
+    if (me?.user?.id) this.userId = me.user.id; // whose reactions are this user's own (applyReaction)
     if (this.presenceFollowed.size) {
       const users = [...this.presenceFollowed];
       for (let start = 0; start < users.length; start += 100) {
@@ -172,6 +175,10 @@ export class ChatClient {
     if (name === "session.expiring") this.connection.tokens.markStale();
     this.events.publish(name, data);
     if (name === "message.new" && data) this.followed.received(data);
+    if (name === "message.updated" && data?.message) this.followed.updated(data.message);
+    if ((name === "reaction.added" || name === "reaction.removed") && data) {
+      this.followed.reacted({ ...data, added: name === "reaction.added" });
+    }
     if (name === "session.resync" && Array.isArray(data?.channelIds)) {
       for (const channelId of data.channelIds) this.followed.catchUp(channelId);
     }
@@ -263,16 +270,24 @@ export class ChatClient {
   /**
    * `message.send`: resolves with the stored Message. It carries a `clientMessageId`
    * (a fresh one unless given), so a send cut off by a dropped connection goes again once
-   * the client is back and is stored once. With `retryRateLimited` (here or in the
-   * options), ERR_RATE_LIMITED waits `retryAfterMs` and sends again.
+   * the client is back and is stored once. `parentSeq` sends it as a reply in that message's
+   * thread (§15; a reply cannot be a parent); `mentionedUserIds` (at most 25) names the
+   * members it mentions. With `retryRateLimited` (here or in the options), ERR_RATE_LIMITED
+   * waits `retryAfterMs` and sends again.
    */
-  async send(channelId, text, { data, clientMessageId = newClientMessageId(), retryRateLimited = this.options.retryRateLimited } = {}) {
-    const params = defined({ channelId, text, data, clientMessageId });
+  async send(channelId, text, { data, parentSeq, mentionedUserIds, clientMessageId = newClientMessageId(),
+    retryRateLimited = this.options.retryRateLimited } = {}) {
+    const params = defined({ channelId, text, data, parentSeq, mentionedUserIds, clientMessageId });
+    const stored = await this.requestWaitingOutRateLimits("message.send", params, retryRateLimited);
+    this.followed.received(stored, { live: false });
+    return stored;
+  }
+
+  /** A request that, with `retryRateLimited`, waits out ERR_RATE_LIMITED and goes again. */
+  async requestWaitingOutRateLimits(type, params, retryRateLimited = this.options.retryRateLimited) {
     for (;;) {
       try {
-        const stored = await this.request("message.send", params);
-        this.followed.received(stored);
-        return stored;
+        return await this.request(type, params);
       } catch (error) {
         if (!(error.code === "ERR_RATE_LIMITED" && retryRateLimited)) throw error;
         await sleep(Math.max(error.retryAfterMs ?? 200, 1));
@@ -283,21 +298,93 @@ export class ChatClient {
   /**
    * `message.history`: the newest `limit` messages before `beforeSeq` (or the newest), or
    * the first `limit` after `afterSeq`, or the page a `cursor` names; ascending:
-   * `{ messages, next }`.
+   * `{ messages, next }`. Without `parentSeq` every message of the channel, replies
+   * included (each with its `parentSeq`); with it, the replies of that thread only.
    */
-  history(channelId, { beforeSeq, afterSeq, cursor, limit = 50 } = {}) {
-    return this.request("message.history", defined({ channelId, beforeSeq, afterSeq, cursor, limit }));
+  history(channelId, { beforeSeq, afterSeq, parentSeq, cursor, limit = 50 } = {}) {
+    return this.request("message.history", defined({ channelId, beforeSeq, afterSeq, parentSeq, cursor, limit }));
+  }
+
+  /** The replies in the thread of message `parentSeq`, ascending: `{ messages, next }`. */
+  thread(channelId, parentSeq, { beforeSeq, afterSeq, cursor, limit = 50 } = {}) {
+    return this.history(channelId, { beforeSeq, afterSeq, parentSeq, cursor, limit });
   }
 
   /**
-   * Every message of a channel this user can see, exactly once and in `seq` order, from
-   * `afterSeq` on (omitted: from the newest message now), across reconnects; own messages
-   * included once their send is answered. A MessageStream: iterate it with `for await`,
-   * or pass `onMessage` to get each message in a listener. A second stream of a channel
-   * already followed starts where the first one is.
+   * A channel's messages from `afterSeq` on (omitted: from the newest message now), across
+   * reconnects, own messages included once their send is answered, as a MessageStream of
+   * items: each visible message once as `{ type: "new", message }`, in `seq` order; each later
+   * state of one as `{ type: "updated", message }` (edits, deletes, reply counts; after a
+   * reconnect, whatever changed while the client was away, read with `message.changes`);
+   * live reaction counts as `{ type: "reactions", reaction }` (fold them in with
+   * `applyReaction`). Iterate it with `for await`, or pass `onItem` to get each item in a
+   * listener (`onMessage`, the form before v1.2, gets the new messages only).
+   * `afterVersion`: the channel version the app's stored messages up to `afterSeq` are
+   * current to; changes made since to those come as "updated". A second stream of a
+   * channel already followed starts where the first one is.
    */
-  messages(channelId, { afterSeq, onMessage } = {}) {
-    return this.followed.follow(channelId, { afterSeq, onMessage });
+  messages(channelId, { afterSeq, afterVersion, onItem, onMessage } = {}) {
+    return this.followed.follow(channelId, { afterSeq, afterVersion, onItem, onMessage });
+  }
+
+  // MARK: The message lifecycle (§15)
+  // Edits, deletes and reactions have their own per-user rate (ERR_RATE_LIMITED with
+  // retryAfterMs, waited out with `retryRateLimited`); each resolves with the message's new
+  // state, which a followed channel's stream hands out at once as "updated".
+
+  /** `message.update` of an own message: new `text`, `data` and/or `mentionedUserIds`. Resolves with the Message. */
+  async updateMessage(channelId, seq, { text, data, mentionedUserIds } = {}) {
+    return this.changed(await this.requestWaitingOutRateLimits("message.update",
+      defined({ channelId, seq, text, data, mentionedUserIds })));
+  }
+
+  /** `message.delete`: resolves with the tombstone; deleting it again answers the same tombstone. */
+  async deleteMessage(channelId, seq) {
+    return this.changed(await this.requestWaitingOutRateLimits("message.delete", { channelId, seq }));
+  }
+
+  /** `reaction.add`: one reaction of `kind` (1–64 bytes, no control characters) by this user; again is a no-op. */
+  async addReaction(channelId, seq, kind) {
+    return this.changed(await this.requestWaitingOutRateLimits("reaction.add", { channelId, seq, kind }));
+  }
+
+  /** `reaction.remove`: removing an absent reaction is a no-op that answers as usual. */
+  async removeReaction(channelId, seq, kind) {
+    return this.changed(await this.requestWaitingOutRateLimits("reaction.remove", { channelId, seq, kind }));
+  }
+
+  /** One page of `message.changes` after `afterVersion` (limit 1–100): `{ messages, version, next }`. */
+  changesPage(channelId, afterVersion, { limit = 100 } = {}) {
+    return this.request("message.changes", { channelId, afterVersion, limit });
+  }
+
+  /**
+   * Everything created or changed in a channel after `afterVersion`, every page read:
+   * `{ messages, version }`, each message once in its latest state (one that changed again
+   * between two pages is kept in its newer state), ascending `version`; `version` is what the
+   * caller is now caught up to.
+   */
+  async changes(channelId, afterVersion, { pageSize = 100 } = {}) {
+    const latest = new Map();
+    let cursor = afterVersion;
+    for (;;) {
+      const page = await this.changesPage(channelId, cursor, { limit: pageSize });
+      for (const message of page.messages) {
+        if (message.version > (latest.get(message.seq)?.version ?? -1)) latest.set(message.seq, message);
+      }
+      // A page can be short, even empty, with more after it; a `next` that does not move on
+      // would read the same page forever.
+      if (typeof page.next !== "number" || page.next <= cursor) {
+        return { messages: [...latest.values()].sort((a, b) => a.version - b.version), version: page.version };
+      }
+      cursor = page.next;
+    }
+  }
+
+  /** An answer that is a message's new state: to the feed of its channel, and to the caller. */
+  changed(message) {
+    this.followed.updated(message, { live: false });
+    return message;
   }
 
   // MARK: Typing, read state, presence (§14)

@@ -1,6 +1,7 @@
 // followed-channels.js: the channels a client follows with message streams. Each has a
-// ChannelFeed, the streams it hands messages to, and at most one history read in flight:
-// the reads that fill a gap and catch a channel up after a reconnect or `session.resync`.
+// ChannelFeed, the streams it hands items to, and at most one read in flight: the
+// `message.changes` (or, before v1.2, `message.history`) reads that fill a gap and catch a
+// channel up after a reconnect or `session.resync`.
 
 import { ChannelFeed } from "./channel-feed.js";
 import { ConnectionState } from "./connection-state.js";
@@ -16,31 +17,35 @@ export class FollowedChannels {
   }
 
   /** ChatClient.messages: a new MessageStream of `channelId`. */
-  follow(channelId, { afterSeq, onMessage } = {}) {
-    const stream = new MessageStream(onMessage, (closed) => this.stopStream(channelId, closed));
+  follow(channelId, { afterSeq, afterVersion, onItem, onMessage } = {}) {
+    const stream = new MessageStream({ onItem, onMessage }, (closed) => this.stopStream(channelId, closed));
     const state = this.client.state;
     if (state === ConnectionState.closed || state === ConnectionState.idle) {
       stream.ready = Promise.reject(new ChatError("ERR_NOT_CONNECTED", "not connected: call connect() first"));
       stream.ready.catch((error) => stream.finish(error));
       return stream;
     }
-    const join = (start) => {
+    const join = (makeFeed) => {
       if (stream.done) return;
       let entry = this.feeds.get(channelId);
       if (!entry) {
-        entry = { feed: new ChannelFeed(start), streams: new Set(), read: null };
+        entry = { feed: makeFeed(), streams: new Set(), read: null };
         this.feeds.set(channelId, entry);
         entry.streams.add(stream);
-        this.catchUp(channelId); // whatever came after `start` (nothing, when it is the newest)
+        this.catchUp(channelId); // whatever came after the start (nothing, usually)
       } else {
         entry.streams.add(stream);
       }
     };
-    if (afterSeq !== undefined || this.feeds.has(channelId)) {
-      join(afterSeq ?? 0);
+    if (this.feeds.has(channelId) || (afterSeq !== undefined && afterVersion !== undefined)) {
+      join(() => new ChannelFeed(afterSeq ?? 0, { version: afterVersion ?? null }));
       stream.ready = Promise.resolve();
     } else {
-      stream.ready = this.client.channel(channelId).then((channel) => join(channel.lastMessage?.seq ?? 0));
+      // Where the channel stands now: its version (0 before v1.2: the first changes read
+      // then falls back to history), and its newest message.
+      stream.ready = this.client.channel(channelId).then((channel) => join(() => (afterSeq !== undefined
+        ? new ChannelFeed(afterSeq, { version: channel.version ?? 0, backfill: true })
+        : new ChannelFeed(channel.lastMessage?.seq ?? 0, { version: channel.version ?? 0 }))));
       stream.ready.catch((error) => stream.finish(error));
     }
     return stream;
@@ -53,21 +58,36 @@ export class FollowedChannels {
     if (entry.streams.size === 0) this.feeds.delete(channelId);
   }
 
-  /** A message that arrived live or answered a send. */
-  received(message) {
-    const entry = this.feeds.get(message.channelId);
-    if (!entry) return;
-    const { deliver, action } = entry.feed.received(message);
-    this.hand(entry, deliver);
-    if (action) this.readHistory(message.channelId, entry, action.readHistoryAfterSeq);
+  /** A new message that arrived live (`live`) or answered a send. */
+  received(message, { live = true } = {}) {
+    this.step(message.channelId, (feed) => feed.received(message, { live }));
   }
 
-  /** Reads what a followed channel got after the last message handed to the app. */
+  /** A newer state of a message: `message.updated` (`live`), or the answer to an edit, delete or reaction. */
+  updated(message, { live = true } = {}) {
+    this.step(message.channelId, (feed) => feed.updated(message, { live }));
+  }
+
+  /** `reaction.added` / `reaction.removed` with `added` set. */
+  reacted(reaction) {
+    this.step(reaction.channelId, (feed) => feed.reacted(reaction));
+  }
+
+  /** Runs one transition of a channel's feed: hands out what it delivers, then starts the read it asks for. */
+  step(channelId, transition) {
+    const entry = this.feeds.get(channelId);
+    if (!entry) return;
+    const { deliver, action } = transition(entry.feed);
+    this.hand(entry, deliver);
+    if (action) this.read(channelId, entry, action);
+  }
+
+  /** Reads what a followed channel got after the feed's cursors. */
   catchUp(channelId) {
     const entry = this.feeds.get(channelId);
     if (!entry || this.client.state !== ConnectionState.open) return;
     const action = entry.feed.catchUp();
-    if (action) this.readHistory(channelId, entry, action.readHistoryAfterSeq);
+    if (action) this.read(channelId, entry, action);
   }
 
   /** A new connection: every followed channel catches up. */
@@ -79,7 +99,7 @@ export class FollowedChannels {
   connectionLost() {
     for (const entry of this.feeds.values()) {
       entry.read = null;
-      entry.feed.historyFailed();
+      entry.feed.readFailed();
     }
   }
 
@@ -89,42 +109,54 @@ export class FollowedChannels {
     this.feeds.clear();
   }
 
-  async readHistory(channelId, entry, afterSeq) {
+  /** Makes the read a feed asked for (`{ readHistoryAfterSeq }` or `{ readChangesAfterVersion }`) and feeds its page back. */
+  async read(channelId, entry, action) {
     const read = {}; // this read; a lost connection or a newer read makes it stale
     entry.read = read;
+    const stale = () => entry.read !== read || this.feeds.get(channelId) !== entry;
+    const changes = action.readChangesAfterVersion !== undefined;
+    const limit = this.client.options.historyPageSize;
     let page;
     for (;;) {
       try {
-        page = await this.client.request("message.history",
-          { channelId, afterSeq, limit: this.client.options.historyPageSize }, { retriable: false });
+        page = changes
+          ? await this.client.request("message.changes", { channelId, afterVersion: action.readChangesAfterVersion, limit }, { retriable: false })
+          : await this.client.request("message.history", { channelId, afterSeq: action.readHistoryAfterSeq, limit }, { retriable: false });
         break;
       } catch (error) {
-        if (entry.read !== read || this.feeds.get(channelId) !== entry) return;
+        if (stale()) return;
         if (error.code === "ERR_RATE_LIMITED") {
           await sleep(Math.max(error.retryAfterMs ?? 100, 1));
-          if (entry.read !== read || this.feeds.get(channelId) !== entry) return;
+          if (stale()) return;
           continue;
         }
-        // The connection went (its reconnect catches up again) or the channel is gone.
         entry.read = null;
-        entry.feed.historyFailed();
+        if (changes && error.code === "ERR_UNKNOWN_TYPE") {
+          // A gateway before v1.2: new messages from history, no changes.
+          this.read(channelId, entry, entry.feed.changesUnsupported());
+          return;
+        }
+        // The connection went (its reconnect catches up again) or the channel is gone.
+        entry.feed.readFailed();
         if (error.code !== "ERR_DISCONNECTED" && error.code !== "ERR_NOT_CONNECTED") {
           this.client.events.emit("catchUp.error", { channelId, error });
         }
         return;
       }
     }
-    if (entry.read !== read || this.feeds.get(channelId) !== entry) return;
+    if (stale()) return;
     entry.read = null;
-    const { deliver, action } = entry.feed.historyRead(page.messages || [], Boolean(page.next));
+    const { deliver, action: next } = changes
+      ? entry.feed.changesRead(page)
+      : entry.feed.historyRead(page.messages || [], Boolean(page.next));
     this.hand(entry, deliver);
-    if (action) this.readHistory(channelId, entry, action.readHistoryAfterSeq);
+    if (next) this.read(channelId, entry, next);
   }
 
-  /** Hands delivered messages to every stream of the channel. */
-  hand(entry, messages) {
-    for (const message of messages) {
-      for (const stream of [...entry.streams]) stream.push(message);
+  /** Hands delivered items to every stream of the channel. */
+  hand(entry, items) {
+    for (const item of items) {
+      for (const stream of [...entry.streams]) stream.push(item);
     }
   }
 }

@@ -2,34 +2,38 @@
 // through a listener.
 
 /**
- * What `client.messages(…)` returns: an async iterable of Messages (`for await … of`), or,
- * with `onMessage`, a listener that gets each message as it is delivered. `close()` (or
- * leaving a `for await` loop) stops it; it also ends when the client closes for good.
+ * What `client.messages(…)` returns: an async iterable of feed items (`for await … of`):
+ * `{ type: "new", message }`, `{ type: "updated", message }`, `{ type: "reactions", reaction }`
+ * (ChannelFeed). With `onItem`, a listener gets each item as it is delivered instead; with
+ * `onMessage` (the form before v1.2), a listener gets the message of each "new" item only.
+ * `close()` (or leaving a `for await` loop) stops it; it also ends when the client closes for good.
  */
 export class MessageStream {
-  constructor(onMessage, stop) {
+  constructor({ onItem, onMessage } = {}, stop) {
+    this.onItem = onItem || null;
     this.onMessage = onMessage || null;
     this.stop = stop;
     this.queue = [];
     this.waiters = [];
     this.done = false;
     this.failure = null;
-    /** Resolves once the stream knows where it starts (a `channel.get` when no `afterSeq` was given). */
+    /** Resolves once the stream knows where it starts (a `channel.get` unless both `afterSeq` and `afterVersion` were given). */
     this.ready = null;
   }
 
-  push(message) {
+  push(item) {
     if (this.done) return;
-    if (this.onMessage) {
+    if (this.onItem || this.onMessage) {
       try {
-        this.onMessage(message);
+        if (this.onItem) this.onItem(item);
+        else if (item.type === "new") this.onMessage(item.message);
       } catch (error) {
-        console.error("chat-client: an onMessage listener threw", error);
+        console.error("chat-client: a messages() listener threw", error);
       }
     } else if (this.waiters.length) {
-      this.waiters.shift().resolve({ value: message, done: false });
+      this.waiters.shift().resolve({ value: item, done: false });
     } else {
-      this.queue.push(message);
+      this.queue.push(item);
     }
   }
 

@@ -9,14 +9,17 @@ export async function run({ url, friend, token, say = console.log }) {
   const { channels } = await client.channels({ limit: 20 });
   for (const channel of channels) say(`${channel.name}: ${channel.unreadCount} unread`);
 
-  // A 1-to-1 with a friend, and every message in it, once and in order.
+  // A 1-to-1 with a friend, and every message in it, once and in order (and, as
+  // "updated", every later edit, delete or reply count of one of them).
   const chat = await client.createChannel({ userIds: [friend], name: "first app", distinct: true });
   const messages = client.messages(chat.id);
   await messages.ready; // it starts after the newest message now
   const sent = await client.send(chat.id, "hello");
   say(`sent #${sent.seq}`);
-  for await (const message of messages) {
-    if (message.senderId !== friend) continue;
+  for await (const item of messages) {
+    // "new": the next message; "updated" / "reactions": a later change of one (§15).
+    if (item.type !== "new" || item.message.senderId !== friend) continue;
+    const message = item.message;
     say(`${friend}: ${message.text}`);
     await client.markRead(chat.id, message.seq);
     break;

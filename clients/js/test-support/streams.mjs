@@ -1,21 +1,27 @@
 // Bounded reads of a MessageStream for the tests: they fail with what arrived, never hang.
 
-/** The next `count` messages of `stream`, or a failure after `timeoutMs` saying how far it got. */
+/** The next `count` new messages of `stream` (its "new" items; other items are skipped), or a failure after `timeoutMs`. */
 export async function collect(stream, count, { timeoutMs = 60000 } = {}) {
-  const messages = [];
+  const items = await collectItems(stream, count, { timeoutMs, only: (item) => item.type === "new" });
+  return items.map((item) => item.message);
+}
+
+/** The next `count` items of `stream` that `only` keeps (default: every item), or a failure after `timeoutMs` saying how far it got. */
+export async function collectItems(stream, count, { timeoutMs = 60000, only = () => true } = {}) {
+  const items = [];
   const deadline = Date.now() + timeoutMs;
-  while (messages.length < count) {
+  while (items.length < count) {
     const left = deadline - Date.now();
     const next = await nextWithin(stream, left);
     if (next === timedOut) {
-      const last = messages.at(-1);
-      throw new Error(`the stream yielded ${messages.length} of ${count} messages in ${timeoutMs} ms ` +
-        `(last seq ${last?.seq ?? "none"})`);
+      const last = items.at(-1);
+      throw new Error(`the stream yielded ${items.length} of ${count} items in ${timeoutMs} ms ` +
+        `(last: ${last ? `${last.type} ${last.message?.seq ?? last.reaction?.seq}` : "none"})`);
     }
-    if (next.done) throw new Error(`the stream ended after ${messages.length} of ${count} messages`);
-    messages.push(next.value);
+    if (next.done) throw new Error(`the stream ended after ${items.length} of ${count} items`);
+    if (only(next.value)) items.push(next.value);
   }
-  return messages;
+  return items;
 }
 
 /** What else the stream yields within `ms` (an empty list when nothing comes). */

@@ -8,9 +8,9 @@ import { freePort, LiveGateway, waitFor, within } from "../test-support/live-gat
 import { collect } from "../test-support/streams.mjs";
 
 const message = (seq) => ({ id: `m${seq}`, channelId: "c", seq, senderId: "bob", text: `t${seq}` });
-const seqs = (messages) => messages.map((m) => m.seq);
+const seqs = (items) => items.map((item) => item.message.seq);
 
-describe("ChannelFeed", () => {
+describe("ChannelFeed before v1.2 (no versions: history reads)", () => {
   test("delivers in order, reads history on a gap and holds live messages while it reads", () => {
     const feed = new ChannelFeed(0);
     assert.deepEqual(seqs(feed.received(message(1)).deliver), [1]);
