@@ -81,20 +81,18 @@ public struct MessageChange: Sendable, Equatable {
         }
     }
 
-    /// The state after the change, at `version`, with who reacted kept up to date.
-    public func applied(to state: MessageState, version: Int64) -> MessageState {
-        var next = state
-        next.message = applied(to: state.message)
-        next.message.version = version
+    /// Applies the change to `state` in place, who reacted kept up to date; the stored
+    /// message (`stored`, with its version) replaces the copy's.
+    public func apply(to state: inout MessageState, stored: Message) {
         switch action {
         case .edit: break
-        case .delete: next.reactors = [:]
-        case .addReaction(let kind): next.reactors[kind, default: []].insert(actor)
+        case .delete: state.reactors = [:]
+        case .addReaction(let kind): state.reactors[kind, default: []].insert(actor)
         case .removeReaction(let kind):
-            next.reactors[kind]?.remove(actor)
-            if next.reactors[kind]?.isEmpty == true { next.reactors[kind] = nil }
+            state.reactors[kind]?.remove(actor)
+            if state.reactors[kind]?.isEmpty == true { state.reactors[kind] = nil }
         }
-        return next
+        state.message = stored
     }
 }
 

@@ -95,10 +95,27 @@ extension ChatEngine {
                                           excluding: excluding))
         }
         var bySessions: [[UInt8]: [SessionID]] = [:]
+        // A viewer blocked with nobody sees the message as everyone does but for its own
+        // reactions: one encoding per set of own reactions (a room of reactors who all chose
+        // the same kind costs two encodings, not one per reactor).
+        var unrelated: [[String]: [UInt8]?] = [:]
         for user in special.sorted() where !skipping.contains(user) && isMember(user, of: channel) {
             for session in sessions.sessions(of: user) where session != excluding {
                 let viewer = viewer(user, hideBlocked: sessions.hidesBlocked(session), in: channel)
-                if let bytes = payload(viewer) { bySessions[bytes, default: []].append(session) }
+                let bytes: [UInt8]?
+                if viewer.relations.isEmpty && user != state.message.hiddenFrom && !also.contains(user)
+                    && user != state.message.senderID {
+                    let own = state.reactions(of: user)
+                    if let memo = unrelated[own] {
+                        bytes = memo
+                    } else {
+                        bytes = payload(viewer)
+                        unrelated[own] = bytes
+                    }
+                } else {
+                    bytes = payload(viewer)
+                }
+                if let bytes { bySessions[bytes, default: []].append(session) }
             }
         }
         for (bytes, ids) in bySessions.sorted(by: { $0.value[0] < $1.value[0] }) {

@@ -213,7 +213,7 @@ extension ChatEngine {
         var effects: [EngineEffect] = []
         while let entry = changeLog[channelID]?.first {
             let key = entry.key
-            guard let state = messageStates.state(key) else {
+            guard messageStates.contains(key) else {
                 if messageStates.isLoading(key) && !readFailed { break }
                 if !readFailed {
                     let loads = loadStates([key])
@@ -227,7 +227,7 @@ extension ChatEngine {
                 continue
             }
             popChangeLog(channelID)
-            effects += apply(entry, to: state)
+            effects += apply(entry)
         }
         return effects
     }
@@ -252,24 +252,24 @@ extension ChatEngine {
     }
 
     /// One logged change onto the engine's copy of its message, then its answer and events.
-    private mutating func apply(_ entry: LoggedChange, to state: MessageState) -> [EngineEffect] {
-        guard let channel = directory.channels[entry.key.channel] else { return [] }
+    private mutating func apply(_ entry: LoggedChange) -> [EngineEffect] {
+        guard let channel = directory.channels[entry.key.channel], let version = messageStates.peek(entry.key)?.message.version
+        else { return [] }
         switch entry {
         case .unchanged(_, _, let answer):
+            guard let state = messageStates.state(entry.key) else { return [] }
             let viewer = viewer(answer.user, hideBlocked: answer.hideBlocked, in: channel)
             return [.reply(answer.requester, .result(viewer.view(state).encoded()))]
         case .changed(let change, let stored, let previousVersion, let answer, let excluding):
-            var next = state
-            if state.message.version == previousVersion {
-                next = change.applied(to: state, version: stored.version)
-                next.message = stored
-            } else if state.message.version < stored.version {
+            if version == previousVersion {
+                _ = messageStates.update(entry.key) { change.apply(to: &$0, stored: stored) }
+            } else if version < stored.version {
                 // A change this copy missed (another node's, not heard): read it again.
                 messageStates.drop(entry.key)
                 changeLog[channel.id, default: []].insert(entry, at: 0)
                 return loadStates([entry.key])
             }
-            messageStates.store(next)
+            guard let next = messageStates.peek(entry.key) else { return [] }
             directory.messageChanged(next.message)
             var effects: [EngineEffect] = []
             if let answer {
@@ -279,12 +279,13 @@ extension ChatEngine {
             effects += changeEvents(change, next, in: channel, excluding: excluding)
             return effects
         case .reply(let reply, let excluding):
-            var next = state
-            if state.message.version < reply.version {
-                next.addReply(sender: reply.senderID, hiddenFrom: reply.hiddenFrom)
-                next.message.version = reply.version
-                messageStates.store(next)
+            if version < reply.version {
+                _ = messageStates.update(entry.key) { state in
+                    state.addReply(sender: reply.senderID, hiddenFrom: reply.hiddenFrom)
+                    state.message.version = reply.version
+                }
             }
+            guard let next = messageStates.peek(entry.key) else { return [] }
             return replyCountEvents(next, reply: reply, in: channel, excluding: excluding)
         }
     }

@@ -14,6 +14,8 @@ struct MessageStates: Sendable {
     private struct Entry: Sendable {
         var state: MessageState
         var lastUse: UInt64
+
+        mutating func update(_ body: (inout MessageState) -> Void) { body(&state) }
     }
 
     private var entries: [Key: Entry] = [:]
@@ -38,6 +40,20 @@ struct MessageStates: Sendable {
     }
 
     func peek(_ key: Key) -> MessageState? { entries[key]?.state }
+
+    func contains(_ key: Key) -> Bool { entries[key] != nil }
+
+    /// Changes the copy of `key` in place (a message with a thousand reactors is not copied
+    /// per reaction); false when there is none.
+    mutating func update(_ key: Key, _ body: (inout MessageState) -> Void) -> Bool {
+        guard let before = entries[key]?.state.weight else { return false }
+        clock &+= 1
+        entries[key]?.lastUse = clock
+        entries[key]?.update(body)
+        weight += (entries[key]?.state.weight ?? before) - before
+        if weight > capacity { evictOldestHalf() }
+        return true
+    }
 
     mutating func store(_ state: MessageState) {
         let key = Key(channel: state.message.channelID, seq: state.message.seq)
