@@ -112,3 +112,25 @@ extension LifecycleEngineTests {
         #expect(world.engine.directory.readState(of: channel, for: "a").unreadCount == 0)
     }
 }
+
+extension LifecycleEngineTests {
+    @Test("message.updated carries each recipient's own reactions: reactors of one kind share a payload, others get theirs")
+    func ownReactionsInUpdates() {
+        var world = LifecycleWorld(users: ["a", "b", "c", "d"], settings: ChatEngine.Settings(reactionEventWindowMilliseconds: 0))
+        for user in ["a", "b", "c", "d"] { world.connect(user) }
+        let channel = world.channel(.group, creator: "a", members: ["b", "c", "d"])
+        world.send("a", channel, "topic")
+        world.change("b", channel, 1, .addReaction("+1"))
+        world.change("c", channel, 1, .addReaction("+1"))
+        world.change("d", channel, 1, .addReaction("🎉"))
+        world.clearEvents()
+        world.send("a", channel, "re", parentSeq: 1)
+        func own(_ user: UserID) -> [String]? {
+            world.events(user, "message.updated").first?["message"]?["ownReactions"]?.arrayValue?.compactMap(\.stringValue)
+        }
+        #expect(own("a") == [])
+        #expect(own("b") == ["+1"])
+        #expect(own("c") == ["+1"])
+        #expect(own("d") == ["🎉"])
+    }
+}

@@ -127,6 +127,11 @@ struct LifecycleWorld {
                     && !skipping.contains(engine.userNumbers[session.user] ?? 0) {
                     deliver(payload, to: session.id)
                 }
+            case .publishChangeToUsers(let channelID, let payload, let users, let excluding):
+                for session in channelSessions(channelID) where session.id != excluding
+                    && users.contains(engine.userNumbers[session.user] ?? 0) {
+                    deliver(payload, to: session.id)
+                }
             case .publishToSessions(let ids, let payload):
                 for id in ids { deliver(payload, to: id) }
             case .publishToUsers(let users, let payload, let excluding):

@@ -76,46 +76,51 @@ extension ChatEngine {
         }
     }
 
-    /// One event to every connection of the channel here, each as its viewer sees it: one
-    /// payload, encoded once, for every user the message's state and the block graph do not
-    /// single out, and a judgement per connection for those they do (users blocked with
-    /// anyone, the members it is stored hidden from, `also`, and with `ownReactions` every
-    /// reactor). `payload` answers nil where the connection gets nothing.
+    /// One event to every connection of the channel here, each as its viewer sees it.
+    ///
+    /// - Users blocked with nobody see the message as everyone does but for their own
+    ///   reactions: one payload, encoded once, goes to every such user without a reaction
+    ///   (`publishChange`, skipping the others), and one per set of own reactions to the users
+    ///   who hold it (`publishChangeToUsers`), so a room of reactors who all chose the same
+    ///   kind costs two encodings and two hub passes, not one per reactor.
+    /// - The few others (users blocked with anyone in the channel, the member a message is
+    ///   hidden from, `also`) are judged connection by connection.
+    /// `payload` answers nil where the connection gets nothing.
     private mutating func publishPerViewer(_ channel: Channel, state: MessageState, ownReactions: Bool, also: [UserID],
                                            excluding: SessionID?, skipping: Set<UserID> = [],
                                            payload: (MessageViewer) -> [UInt8]?) -> [EngineEffect] {
-        var special = relatedMembers(of: channel)
-        special.formUnion(also)
-        if let hidden = state.message.hiddenFrom { special.insert(hidden) }
-        if ownReactions { for users in state.reactors.values { special.formUnion(users) } }
+        var judged = relatedMembers(of: channel)
+        judged.formUnion(also)
+        if let hidden = state.message.hiddenFrom { judged.insert(hidden) }
+        judged.insert(state.message.senderID)
+        var byOwnReactions: [[String]: Set<UserID>] = [:]
+        if ownReactions {
+            var reactors: Set<UserID> = []
+            for users in state.reactors.values { reactors.formUnion(users) }
+            for user in reactors where !judged.contains(user) && !skipping.contains(user) {
+                byOwnReactions[state.reactions(of: user), default: []].insert(user)
+            }
+        }
         var effects: [EngineEffect] = []
+        var skipped = Set(judged.union(skipping).map { number(for: $0) })
+        for users in byOwnReactions.values { for user in users { skipped.insert(number(for: user)) } }
         let plain = MessageViewer(user: "", hideBlocked: false, kind: channel.kind, mode: settings.blockingMode)
         if let shared = payload(plain) {
-            effects.append(.publishChange(channel.id, payload: shared, skipping: Set(special.map { number(for: $0) }),
-                                          excluding: excluding))
+            effects.append(.publishChange(channel.id, payload: shared, skipping: skipped, excluding: excluding))
+        }
+        for users in byOwnReactions.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }).map(\.value) {
+            guard let first = users.min() else { continue }
+            let viewer = MessageViewer(user: first, hideBlocked: false, kind: channel.kind, mode: settings.blockingMode)
+            if let bytes = payload(viewer) {
+                effects.append(.publishChangeToUsers(channel.id, payload: bytes, users: Set(users.map { number(for: $0) }),
+                                                     excluding: excluding))
+            }
         }
         var bySessions: [[UInt8]: [SessionID]] = [:]
-        // A viewer blocked with nobody sees the message as everyone does but for its own
-        // reactions: one encoding per set of own reactions (a room of reactors who all chose
-        // the same kind costs two encodings, not one per reactor).
-        var unrelated: [[String]: [UInt8]?] = [:]
-        for user in special.sorted() where !skipping.contains(user) && isMember(user, of: channel) {
+        for user in judged.sorted() where !skipping.contains(user) && isMember(user, of: channel) {
             for session in sessions.sessions(of: user) where session != excluding {
                 let viewer = viewer(user, hideBlocked: sessions.hidesBlocked(session), in: channel)
-                let bytes: [UInt8]?
-                if viewer.relations.isEmpty && user != state.message.hiddenFrom && !also.contains(user)
-                    && user != state.message.senderID {
-                    let own = state.reactions(of: user)
-                    if let memo = unrelated[own] {
-                        bytes = memo
-                    } else {
-                        bytes = payload(viewer)
-                        unrelated[own] = bytes
-                    }
-                } else {
-                    bytes = payload(viewer)
-                }
-                if let bytes { bySessions[bytes, default: []].append(session) }
+                if let bytes = payload(viewer) { bySessions[bytes, default: []].append(session) }
             }
         }
         for (bytes, ids) in bySessions.sorted(by: { $0.value[0] < $1.value[0] }) {

@@ -85,6 +85,9 @@ public enum EngineEffect: Sendable, Equatable {
     /// Send one event (its JSON text) to the channel's live sessions but `excluding` and
     /// the sessions of `skipping` (user numbers: the engine sends those their own).
     case publishChange(ChannelID, payload: [UInt8], skipping: Set<UserNumber>, excluding: SessionID?)
+    /// Send one event (its JSON text) to the channel's live sessions of `users` (numbers)
+    /// but `excluding`.
+    case publishChangeToUsers(ChannelID, payload: [UInt8], users: Set<UserNumber>, excluding: SessionID?)
     /// After this long, call `ChatEngine.reactionWindowDue(_:seq:)`.
     case checkReactionsLater(ChannelID, seq: Int64, afterMilliseconds: Milliseconds)
     /// Take one token of `user`'s §6 rate from the limiter all nodes share; answer with

@@ -93,6 +93,8 @@ extension ChatService {
                 }
             case .publishChange(let channel, let payload, let skipping, let excluding):
                 publish(SharedEvent(payload: payload, skipping: skipping), to: channel, excluding: excluding)
+            case .publishChangeToUsers(let channel, let payload, let users, let excluding):
+                publish(SharedEvent(payload: payload, onlyUsers: users), to: channel, excluding: excluding)
             case .checkReactionsLater(let channel, let seq, let after):
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
                     inbox.async { [self] in run(engine.reactionWindowDue(channel, seq: seq)) }

@@ -87,6 +87,11 @@ final class HubShard: @unchecked Sendable {
                 session.deliver(event)
                 delivered += 1
             }
+        } else if let only = event.onlyUsers {
+            // A lifecycle event for the users who share one view of it (§15).
+            for session in sessions where session.id != excluded && only.contains(session.userNumber) {
+                session.deliver(event)
+            }
         } else if !event.skipping.isEmpty {
             // A lifecycle event (§15): the engine sent its own version to these users' sessions.
             for session in sessions where session.id != excluded && !event.skipping.contains(session.userNumber) {
