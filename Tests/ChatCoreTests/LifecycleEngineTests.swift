@@ -2,8 +2,8 @@ import Testing
 @testable import ChatCore
 
 /// The engine's lifecycle mechanics (PROTOCOL.md §15) beyond the block table: the reaction
-/// storm window, unread counts of tombstones, and its copy of a message when another node
-/// changed it.
+/// storm window, the viewer's own reactions in `message.updated`, unread counts of
+/// tombstones, and its copy of a message when another node changed it.
 @Suite("Lifecycle engine")
 struct LifecycleEngineTests {
     @Test("a reaction storm: one event at once, the rest of the window as one event with the counts then; own devices hear each")
@@ -46,6 +46,25 @@ struct LifecycleEngineTests {
         let flushed = world.events("a", "reaction.removed")
         #expect(flushed.count == 1)
         #expect(flushed.first?["reactions"]?.keys == ["x"])
+    }
+
+    @Test("message.updated of an edit and of a reply carries each reactor's own reactions; the others' none")
+    func updatesCarryOwnReactions() {
+        var world = LifecycleWorld(users: ["a", "b", "c"], settings: ChatEngine.Settings(reactionEventWindowMilliseconds: 0))
+        for user in ["a", "b", "c"] { world.connect(user) }
+        let channel = world.channel(.group, creator: "a", members: ["b", "c"])
+        world.send("a", channel, "m")
+        world.change("b", channel, 1, .addReaction("x"))
+        world.clearEvents()
+        world.change("a", channel, 1, .edit(MessageEdit(text: "m edited")))
+        let edit = world.events("b", "message.updated").first
+        #expect(edit?["change"]?.stringValue == "edit")
+        #expect(edit?["message"]?["ownReactions"]?.arrayValue == [.string("x")], "b reacted: its own reaction in the edit")
+        #expect(world.events("c", "message.updated").first?["message"]?["ownReactions"]?.arrayValue == [], "c reacted with nothing")
+        world.send("c", channel, "re", parentSeq: 1)
+        let reply = world.events("b", "message.updated").first
+        #expect(reply?["change"]?.stringValue == "reply")
+        #expect(reply?["message"]?["ownReactions"]?.arrayValue == [.string("x")], "b reacted: its own reaction in the reply count")
     }
 
     @Test("ReadStates: a seq uncounted out of order joins its neighbours and is never counted twice")
