@@ -312,14 +312,14 @@ struct PostgresBatch {
                 WHERE c.id = v.id
             )
             INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from,
-                parent_seq, mentioned, version)
+                parent_seq, mentioned, version, created_version)
             SELECT id, channel_id, seq, sender_id, text,
                 CASE WHEN no_data THEN NULL ELSE data END,
                 CASE WHEN no_client_id THEN NULL ELSE client_id END,
                 created_at,
                 CASE WHEN not_hidden THEN NULL ELSE hidden END,
                 CASE WHEN no_parent THEN NULL ELSE parent END,
-                mentioned, version
+                mentioned, version, version
             FROM unnest(\(ids)::text[], \(channels)::text[], \(seqs)::bigint[], \(senders)::text[], \(texts)::text[],
                         \(data)::text[], \(noData)::boolean[], \(clientIDs)::text[], \(noClientID)::boolean[],
                         \(times)::bigint[], \(hidden)::text[], \(notHidden)::boolean[], \(parents)::bigint[],

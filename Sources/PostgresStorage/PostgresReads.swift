@@ -52,9 +52,27 @@ enum PostgresReads {
     static func changes(_ connection: PostgresConnection, channelID: ChannelID, viewer: UserID, afterVersion: Int64,
                         limit: Int, logger: Logger) async throws -> [Message] {
         guard limit > 0 else { return [] }
+        let columns = PostgresRows.messageColumns
+        // As the SQLite store's `changes`: messages created since and unchanged, a run of seqs
+        // found by a binary search over seq, merged with those changed since creation (the
+        // partial index on version).
         return try await PostgresRows.messages(try await connection.query("""
-            SELECT \(unescaped: PostgresRows.messageColumns) FROM messages WHERE channel_id = \(channelID)
-            AND hidden_from IS DISTINCT FROM \(viewer) AND version > \(afterVersion) ORDER BY version ASC, seq ASC LIMIT \(limit)
+            WITH RECURSIVE search(low, high) AS (
+                SELECT 1::bigint, LEAST(\(afterVersion)::bigint + 1, (SELECT last_seq FROM channels WHERE id = \(channelID)) + 1)
+                UNION ALL
+                SELECT CASE WHEN m.created_version > \(afterVersion) THEN s.low ELSE (s.low + s.high) / 2 + 1 END,
+                       CASE WHEN m.created_version > \(afterVersion) THEN (s.low + s.high) / 2 ELSE s.high END
+                FROM search s JOIN messages m ON m.channel_id = \(channelID) AND m.seq = (s.low + s.high) / 2
+                WHERE s.low < s.high
+            )
+            (SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
+                AND hidden_from IS DISTINCT FROM \(viewer) AND seq >= (SELECT max(low) FROM search)
+                AND version = created_version AND version > \(afterVersion) ORDER BY seq ASC LIMIT \(limit))
+            UNION ALL
+            (SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
+                AND hidden_from IS DISTINCT FROM \(viewer) AND version <> created_version AND version > \(afterVersion)
+                ORDER BY version ASC, seq ASC LIMIT \(limit))
+            ORDER BY version ASC, seq ASC LIMIT \(limit)
             """, logger: logger))
     }
 

@@ -108,6 +108,18 @@ enum PostgresSchema {
         );
         CREATE INDEX reactions_by_user ON reactions(channel_id, user_id, seq)
         """,
+        // 5: the version a message was created with; only messages changed since are
+        // indexed by version (see the SQLite store's migration 5 for the reasoning).
+        """
+        ALTER TABLE messages ADD COLUMN created_version bigint NOT NULL DEFAULT 0;
+        UPDATE messages m SET created_version = later.bound FROM (
+            SELECT channel_id, seq,
+                seq + min(version - seq) OVER (PARTITION BY channel_id ORDER BY seq DESC ROWS UNBOUNDED PRECEDING) AS bound
+            FROM messages
+        ) AS later WHERE m.channel_id = later.channel_id AND m.seq = later.seq;
+        DROP INDEX messages_by_version;
+        CREATE INDEX messages_changed_by_version ON messages(channel_id, version) WHERE version <> created_version
+        """,
     ]
 
     /// An arbitrary constant: the advisory lock every node takes to migrate.

@@ -101,6 +101,22 @@ enum Migrations {
         ) WITHOUT ROWID;
         CREATE INDEX reactions_by_user ON reactions(channel_id, user_id, seq);
         """,
+        // 5: the version a message was created with. Only messages changed since (version
+        // <> created_version) are indexed by version: a new message writes no index entry
+        // for it, and `message.changes` finds new messages by seq instead, since creation
+        // versions rise with seq. Rows from before get the largest creation versions their
+        // channel's versions allow (exact for every unchanged message), which keeps both
+        // properties `ReadQueries.changes` relies on: created_version ≤ version, rising with seq.
+        """
+        ALTER TABLE messages ADD COLUMN created_version INTEGER NOT NULL DEFAULT 0;
+        UPDATE messages SET created_version = later.bound FROM (
+            SELECT channel_id, seq,
+                seq + min(version - seq) OVER (PARTITION BY channel_id ORDER BY seq DESC ROWS UNBOUNDED PRECEDING) AS bound
+            FROM messages
+        ) AS later WHERE messages.channel_id = later.channel_id AND messages.seq = later.seq;
+        DROP INDEX messages_by_version;
+        CREATE INDEX messages_changed_by_version ON messages(channel_id, version) WHERE version <> created_version;
+        """,
     ]
 
     /// The schema version this build writes.

@@ -57,8 +57,32 @@ enum ReadQueries {
     static func changes(on connection: SQLiteConnection, channelID: ChannelID, viewer: UserID, afterVersion: Int64,
                         limit: Int) throws(StoreError) -> [Message] {
         guard limit > 0 else { return [] }
+        let columns = RowMapping.messageColumns
+        // Two kinds of message have a version after ?3: those created since, unchanged (their
+        // version is their created_version, which rises with seq, so they are a run of seqs
+        // from the first one created after ?3, found by a binary search over seq), and those
+        // changed since creation (the partial index). `created_version ≤ version` and seqs
+        // run 1…last_seq without gaps; the `version > ?3` on the first part keeps the answer
+        // right even where the search stopped early.
         let statement = try connection.statement("""
-            SELECT \(RowMapping.messageColumns) FROM messages WHERE \(visible) AND version > ?3 ORDER BY version ASC, seq ASC LIMIT ?4
+            WITH RECURSIVE search(low, high) AS (
+                SELECT 1, min(?3 + 1, (SELECT last_seq FROM channels WHERE id = ?1) + 1)
+                UNION ALL
+                SELECT CASE WHEN m.created_version > ?3 THEN s.low ELSE (s.low + s.high) / 2 + 1 END,
+                       CASE WHEN m.created_version > ?3 THEN (s.low + s.high) / 2 ELSE s.high END
+                FROM search s JOIN messages m ON m.channel_id = ?1 AND m.seq = (s.low + s.high) / 2
+                WHERE s.low < s.high
+            )
+            SELECT * FROM (
+                SELECT \(columns) FROM messages WHERE \(visible) AND seq >= (SELECT max(low) FROM search)
+                AND version = created_version AND version > ?3 ORDER BY seq ASC LIMIT ?4
+            )
+            UNION ALL
+            SELECT * FROM (
+                SELECT \(columns) FROM messages WHERE \(visible) AND version <> created_version AND version > ?3
+                ORDER BY version ASC, seq ASC LIMIT ?4
+            )
+            ORDER BY version ASC, seq ASC LIMIT ?4
             """)
         try statement.bind(channelID, at: 1)
         try statement.bind(viewer, at: 2)

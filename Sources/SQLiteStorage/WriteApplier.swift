@@ -124,8 +124,8 @@ final class WriteApplier {
         }
         let statement = try connection.statement("""
             INSERT INTO messages (id, channel_id, seq, sender_id, text, data_json, client_message_id, created_at, hidden_from,
-                parent_seq, mentioned, version)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT DO NOTHING
+                parent_seq, mentioned, version, created_version)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12) ON CONFLICT DO NOTHING
             """)
         try statement.bind(stored.id, at: 1)
         try statement.bind(stored.channelID, at: 2)

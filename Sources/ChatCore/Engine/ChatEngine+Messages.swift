@@ -316,7 +316,7 @@ extension ChatEngine {
         if channel.kind != .open || openChannelRates?.admit(channel.id, now: monotonicNow) ?? true {
             let origin = MessageOrigin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map { number(for: $0) },
                                        related: relations.related, kind: channel.kind, mode: settings.blockingMode)
-            let event = WireEncoding.event("message.new") { $0.raw(bytes: json) }
+            let event = WireEncoding.event("message.new", capacity: 64 + json.count) { $0.raw(bytes: json) }
             effects.append(.publishMessage(stored.channelID, payload: event, origin: origin, excluding: excluding))
         } else {
             counters.openChannelThrottled += 1
@@ -336,9 +336,18 @@ extension ChatEngine {
     /// A message as every recipient gets it (PROTOCOL.md §3): encoded once for the `ok`,
     /// `message.new` and a retry's answer.
     static func encode(_ message: Message) -> [UInt8] {
-        var w = JSONWriter(capacity: 256 + message.text.utf8.count)
+        var w = JSONWriter(capacity: encodedSizeEstimate(of: message))
         WireEncoding.write(message, to: &w)
         return w.bytes
+    }
+
+    /// Bytes enough for `message`'s JSON in one allocation: its field names and numbers
+    /// (≈ 330 bytes) plus the variable parts.
+    static func encodedSizeEstimate(of message: Message) -> Int {
+        var size = 384 + message.id.utf8.count + message.channelID.utf8.count + message.senderID.utf8.count
+        size += message.text.utf8.count + (message.dataJSON?.utf8.count ?? 0) + (message.clientMessageID?.utf8.count ?? 0)
+        for user in message.mentionedUserIDs { size += user.utf8.count + 3 }
+        return size + message.reactions.count * 24
     }
 
     /// The user's dense number, assigned on first sight.

@@ -176,9 +176,11 @@ public struct JSONFields: Sendable {
         return value
     }
 
-    /// `value` unless it holds U+0000.
+    /// `value` unless it holds U+0000. Parsed strings are native, so the scan runs over
+    /// their contiguous bytes rather than through the generic `String.UTF8View` iterator.
     static func storable(_ value: String, _ name: String) throws(ChatError) -> String {
-        if value.utf8.contains(0) { throw ChatError(.badRequest, "field \(name) must not contain U+0000") }
+        let holdsNUL = value.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? value.utf8.contains(0)
+        if holdsNUL { throw ChatError(.badRequest, "field \(name) must not contain U+0000") }
         return value
     }
 

@@ -112,9 +112,9 @@ public enum WireEncoding {
         w.endObject()
     }
 
-    /// `{"id":…,"type":"ok","result":…}`
-    public static func ok(id: JSONValue, result: (inout JSONWriter) -> Void) -> [UInt8] {
-        var w = JSONWriter()
+    /// `{"id":…,"type":"ok","result":…}`; `capacity` sizes the buffer for a large result.
+    public static func ok(id: JSONValue, capacity: Int = 256, result: (inout JSONWriter) -> Void) -> [UInt8] {
+        var w = JSONWriter(capacity: capacity)
         w.beginObject()
         w.key("id"); w.value(id)
         w.key("type"); w.string("ok")
@@ -142,9 +142,9 @@ public enum WireEncoding {
         return w.bytes
     }
 
-    /// `{"type":"event","event":NAME,"data":…}`
-    public static func event(_ name: String, data: (inout JSONWriter) -> Void) -> [UInt8] {
-        var w = JSONWriter(capacity: 384)
+    /// `{"type":"event","event":NAME,"data":…}`; `capacity` sizes the buffer for large data.
+    public static func event(_ name: String, capacity: Int = 384, data: (inout JSONWriter) -> Void) -> [UInt8] {
+        var w = JSONWriter(capacity: capacity)
         w.beginObject()
         w.key("type"); w.string("event")
         w.key("event"); w.string(name)

@@ -111,7 +111,7 @@ final class ChatService: @unchecked Sendable {
 
     /// `ok` with a result object the engine encoded.
     func reply(to session: SessionID, requestID: JSONValue, json: [UInt8]) {
-        reply(to: session, WireEncoding.ok(id: requestID) { $0.raw(bytes: json) })
+        reply(to: session, WireEncoding.ok(id: requestID, capacity: 64 + json.count) { $0.raw(bytes: json) })
     }
 
     /// Queues `event` to the sessions of `channel` on every loop (except `excluded`).
