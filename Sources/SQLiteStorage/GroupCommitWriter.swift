@@ -68,8 +68,11 @@ public final class GroupCommitWriter: Sendable {
 
     private func drain() {
         var batch: [PendingWrite] = []
+        var writes: [StoreWrite?] = []
         while inbox.takeAll(into: &batch) {
-            let writes = batch.map(\.write)
+            // The writes are moved out of the batch, not copied (each holds a whole message).
+            writes.removeAll(keepingCapacity: true)
+            for index in batch.indices { writes.append(batch[index].write.take()) }
             let start = DispatchTime.now().uptimeNanoseconds
             let results = applier.withLock { applier in commit(writes, with: applier) }
             if let commitObserver, writes.contains(where: { $0 != nil }), case .success? = results.first {

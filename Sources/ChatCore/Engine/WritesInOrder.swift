@@ -28,8 +28,8 @@ struct WritesInOrder<Value: Sendable>: Sendable {
             guard ids[low] == id, values[low] != nil else { return nil }
             index = low
         }
-        let value = values[index]
-        values[index] = nil
+        // Moved out, not copied: a value is a whole send (its text and ids).
+        let value = values[index].take()
         if index == head {
             head += 1
             while head < ids.count, values[head] == nil { head += 1 }

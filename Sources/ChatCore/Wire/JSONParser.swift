@@ -190,8 +190,25 @@ public struct JSONParser {
     }
 
     private func decodeUTF8(_ raw: UnsafeRawBufferPointer) throws(JSONParseError) -> String {
+        // ASCII (ids, most texts) is valid UTF-8 as it is, and `String(decoding:)` takes it
+        // without the generic validating initializer's per-call metadata lookup.
+        if Self.isASCII(raw) { return String(decoding: raw, as: UTF8.self) }
         guard let text = String(validating: raw, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
         return text
+    }
+
+    /// No byte has its high bit set, tested eight bytes at a time.
+    static func isASCII(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index + 8 <= raw.count {
+            if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            index += 8
+        }
+        while index < raw.count {
+            if raw[index] & 0x80 != 0 { return false }
+            index += 1
+        }
+        return true
     }
 
     private mutating func appendEscape(to out: inout [UInt8]) throws(JSONParseError) {
