@@ -32,6 +32,41 @@ struct LifecycleEngineTests {
         #expect(world.events("a", "reaction.removed").first?["reactions"]?["+1"]?.int64Value == 2)
     }
 
+    @Test("a shared change rate (cluster): a change asks takeChangeRate; limited answers ERR_RATE_LIMITED with its wait, admitted goes on, no answer falls back to this node's bucket")
+    func sharedChangeRate() {
+        var world = LifecycleWorld(users: ["a", "b"], settings: ChatEngine.Settings(sharedUserRate: true, userChangesPerSecond: 10,
+                                                                                   userChangeBurst: 1))
+        world.connect("a")
+        world.connect("b")
+        let channel = world.channel(.group, creator: "a", members: ["b"])
+        world.send("a", channel, "m")
+        let session = world.sessions["b"] ?? 0
+        func ask(_ kind: String) -> WriteID? {
+            let effects = world.engine.requestChange(.addReaction(kind), channel: channel, seq: 1, by: "b", hideBlocked: false,
+                                                     for: world.requester("b"), now: 2_000, monotonicNow: 2_000)
+            guard case .takeChangeRate(let check, "b", 10, 1, 2_000)? = effects.first, effects.count == 1 else {
+                Issue.record("no takeChangeRate: \(effects)")
+                return nil
+            }
+            return check
+        }
+        guard let first = ask("x"), let second = ask("y"), let third = ask("z"), let fourth = ask("w") else { return }
+        world.run(world.engine.changeRateTaken(first, .limited(retryAfterMs: 77), monotonicNow: 2_000))
+        #expect(world.replies[session]?.errorCode == .rateLimited)
+        if case .failure(let error)? = world.replies[session] { #expect(error.retryAfterMs == 77) }
+        world.replies[session] = nil
+        world.run(world.engine.changeRateTaken(second, .admitted, monotonicNow: 2_000))
+        #expect(world.replies[session]?.errorCode == nil && world.replies[session] != nil, "admitted: on to the message")
+        // Redis could not answer: this node's own bucket (burst 1) decides, once, then limits.
+        world.replies[session] = nil
+        world.run(world.engine.changeRateTaken(third, nil, monotonicNow: 2_000))
+        #expect(world.replies[session]?.errorCode == nil && world.replies[session] != nil)
+        world.run(world.engine.changeRateTaken(fourth, nil, monotonicNow: 2_000))
+        #expect(world.replies[session]?.errorCode == .rateLimited)
+        #expect(world.engine.changeRateTaken(fourth, .admitted, monotonicNow: 2_000).isEmpty, "answered once")
+        #expect(world.reactions.count == 2, "y and z stored: \(world.reactions)")
+    }
+
     @Test("a reaction window ends with every held reaction counted, whoever reacted last")
     func reactionWindowCountsHeldOnes() {
         var world = LifecycleWorld(users: ["a", "b", "c"], settings: ChatEngine.Settings(reactionEventWindowMilliseconds: 100))

@@ -187,6 +187,47 @@ struct ClusterTests {
         await cluster.end()
     }
 
+    /// PROTOCOL.md §15 across nodes: the change rate (edits, deletes, reactions) is one bucket
+    /// per user for every node, as the message rate is: one user on three nodes fires 30
+    /// reactions at once and gets exactly `userChangeBurst` (5) `ok`, the others
+    /// ERR_RATE_LIMITED with one interval's wait.
+    @Test func theChangeRateCountsEveryNode() async throws {
+        let cluster = try await cluster { chat in
+            chat.limits.userChangesPerSecond = 5
+            chat.limits.userChangeBurst = 5
+        }
+        let devices = [try await cluster.nodes[0].connect("alice", query: "&device=a"),
+                       try await cluster.nodes[1].connect("alice", query: "&device=b"),
+                       try await cluster.nodes[2].connect("alice", query: "&device=c")]
+        _ = try await cluster.nodes[0].connect("bob")
+        let channelID = try await group(by: devices[0], with: ["bob"])
+        _ = try devices[0].ok("message.send", ["channelId": channelID, "text": "react to this"])
+        var fired: [[Int]] = [[], [], []]
+        for round in 0..<10 {
+            for (index, device) in devices.enumerated() {
+                fired[index].append(try device.fire("reaction.add", ["channelId": channelID, "seq": 1, "kind": "k\(round % 4)"]))
+            }
+        }
+        var ok = 0
+        var retries: [Int] = []
+        for (index, device) in devices.enumerated() {
+            let replies = try device.replies(count: fired[index].count)
+            for id in fired[index] {
+                let reply = try #require(replies[id])
+                if reply["type"] as? String == "ok" {
+                    ok += 1
+                } else {
+                    let error = reply["error"] as? [String: Any]
+                    #expect(error?["code"] as? String == "ERR_RATE_LIMITED")
+                    retries.append(error?["retryAfterMs"] as? Int ?? -1)
+                }
+            }
+        }
+        #expect(ok == 5)
+        #expect(retries.count == 25 && retries.allSatisfy { $0 == 200 }, "\(retries)")
+        await cluster.end()
+    }
+
     /// PROTOCOL.md §6 across nodes: 30 live connections of one user spread over three
     /// nodes, and the 31st gets 429 on any node; closing one makes room on another.
     @Test func theConnectionCapCountsEveryNode() async throws {

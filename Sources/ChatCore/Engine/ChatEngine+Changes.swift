@@ -48,10 +48,11 @@ enum LoggedChange: Sendable {
 
 extension ChatEngine {
     /// `message.update`, `message.delete`, `reaction.add`, `reaction.remove` (PROTOCOL.md §15).
-    /// Rated per user (`limits.userChangesPerSecond`), then judged against the engine's copy
-    /// of the message (read from the store first when it has none): the caller must see the
-    /// message, only its author edits or deletes it, a tombstone takes no edit or reaction,
-    /// and at most 25 kinds. A change that changes nothing is answered without a write.
+    /// Rated per user (`limits.userChangesPerSecond`; in a cluster by the limiter every node
+    /// shares, `takeChangeRate`), then judged against the engine's copy of the message (read
+    /// from the store first when it has none): the caller must see the message, only its
+    /// author edits or deletes it, a tombstone takes no edit or reaction, and at most 25
+    /// kinds. A change that changes nothing is answered without a write.
     public mutating func requestChange(_ change: RequestedChange, channel channelID: ChannelID, seq: Int64, by user: UserID,
                                        hideBlocked: Bool, for requester: Requester, now: Milliseconds,
                                        monotonicNow: Milliseconds) -> [EngineEffect] {
@@ -60,18 +61,39 @@ extension ChatEngine {
             if case .edit(let edit) = change, let text = edit.text, text.count > settings.maxTextLength {
                 throw ChatError(.messageTooLong, "text is longer than \(settings.maxTextLength) characters")
             }
-            let userNumber = number(for: user)
-            if case .limited(let retryAfterMs)? = userChangeRates?.take(userNumber, now: monotonicNow) {
-                counters.changesRateLimited += 1
-                throw ChatError(.rateLimited, "over \(userChangeRates?.ratePerSecond ?? 0) changes per second; retry in \(retryAfterMs) ms",
-                                retryAfterMs: retryAfterMs)
-            }
         } catch {
             return [.reply(requester, .failure(error))]
         }
         let request = ChangeRequest(channelID: channelID, seq: seq, user: user, hideBlocked: hideBlocked, requester: requester,
                                     change: change, now: now)
-        let key = MessageStates.Key(channel: channelID, seq: seq)
+        if settings.sharedUserRate, let limiter = userChangeRates {
+            let check = nextWriteID()
+            changesAwaitingRate[check] = request
+            return [.takeChangeRate(check, user: user, ratePerSecond: limiter.ratePerSecond, burst: limiter.burst, now: now)]
+        }
+        let userNumber = number(for: user)
+        return rated(request, userChangeRates?.take(userNumber, now: monotonicNow))
+    }
+
+    /// The shared limiter's answer to `takeChangeRate`; nil when it could not answer (this
+    /// node's own bucket decides then).
+    public mutating func changeRateTaken(_ check: WriteID, _ decision: TokenBucketLimiter<UserNumber>.Decision?,
+                                         monotonicNow: Milliseconds) -> [EngineEffect] {
+        guard let request = changesAwaitingRate.removeValue(forKey: check) else { return [] }
+        if let decision { return rated(request, decision) }
+        let userNumber = number(for: request.user)
+        return rated(request, userChangeRates?.take(userNumber, now: monotonicNow))
+    }
+
+    /// A change request past its rate: refused when limited, else on to its message.
+    private mutating func rated(_ request: ChangeRequest, _ decision: TokenBucketLimiter<UserNumber>.Decision?) -> [EngineEffect] {
+        if case .limited(let retryAfterMs)? = decision {
+            counters.changesRateLimited += 1
+            let error = ChatError(.rateLimited, "over \(userChangeRates?.ratePerSecond ?? 0) changes per second; retry in \(retryAfterMs) ms",
+                                  retryAfterMs: retryAfterMs)
+            return [.reply(request.requester, .failure(error))]
+        }
+        let key = MessageStates.Key(channel: request.channelID, seq: request.seq)
         if let state = messageStates.state(key) { return decide(request, against: state) }
         changeRequests[key, default: []].append(request)
         return loadStates([key])

@@ -122,6 +122,8 @@ public struct ChatEngine: Sendable {
     var repliesAwaitingParent: [MessageStates.Key: [WriteID]] = [:]
     var reactionWindows: [MessageStates.Key: ReactionWindow] = [:]
     var userChangeRates: TokenBucketLimiter<UserNumber>?
+    /// Change requests waiting for the shared change rate's answer (cluster mode).
+    var changesAwaitingRate: [WriteID: ChangeRequest] = [:]
     var relatedMembersCache: [ChannelID: Set<UserID>] = [:]
     var relatedMembersRevision: (UInt64, UInt64) = (0, 0)
     /// `message.changes` pages being read, and history pages waiting for their attributions.

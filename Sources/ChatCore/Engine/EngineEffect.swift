@@ -93,6 +93,9 @@ public enum EngineEffect: Sendable, Equatable {
     /// Take one token of `user`'s §6 rate from the limiter all nodes share; answer with
     /// `rateTaken`. `now` is wall-clock milliseconds (the nodes' common scale).
     case takeRate(WriteID, user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds)
+    /// Take one token of `user`'s §15 change rate (edits, deletes, reactions) from the
+    /// limiter all nodes share; answer with `changeRateTaken`. `now` as for `takeRate`.
+    case takeChangeRate(WriteID, user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds)
     /// Fan a `message.new` (its JSON text) out to the channel's live sessions but
     /// `excluding`, each checked against `origin` (§5).
     case publishMessage(ChannelID, payload: [UInt8], origin: MessageOrigin, excluding: SessionID?)

@@ -56,6 +56,15 @@ extension ChatService {
                     }
                 }
                 if let bus { bus.rates.take(user: user, ratePerSecond: rate, burst: burst, now: now, decided: answer) } else { answer(nil) }
+            case .takeChangeRate(let check, let user, let rate, let burst, let now):
+                let answer: @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void = { [self] decision in
+                    inbox.async { [self] in run(engine.changeRateTaken(check, decision, monotonicNow: clock.monotonicNow())) }
+                }
+                if let bus {
+                    bus.rates.take(user: user, bucket: .changes, ratePerSecond: rate, burst: burst, now: now, decided: answer)
+                } else {
+                    answer(nil)
+                }
             case .lookUpClientMessage(let lookup, let sender, let clientMessageID):
                 store.message(sender: sender, clientMessageID: clientMessageID) { [self] result in
                     let found: ClientMessageLookup

@@ -28,7 +28,20 @@ struct SharedRateLimit: Sendable {
     /// burst far beyond any configuration); past it the script's answer is not believed.
     static let maxRetryAfterMs: Int64 = 3_600_000
 
-    static func key(_ user: UserID) -> String { "chat:rate:" + user }
+    /// Which of a user's rates: messages (§6) or changes (§15), each a bucket of its own.
+    enum Bucket: Sendable {
+        case messages
+        case changes
+
+        var keyPrefix: String {
+            switch self {
+            case .messages: "chat:rate:"
+            case .changes: "chat:change-rate:"
+            }
+        }
+    }
+
+    static func key(_ user: UserID, bucket: Bucket = .messages) -> String { bucket.keyPrefix + user }
 
     private let redis: ClusterRedis
 
@@ -36,10 +49,10 @@ struct SharedRateLimit: Sendable {
         self.redis = redis
     }
 
-    /// Takes one token of `user`'s message rate from the bucket every node shares; `decided`
+    /// Takes one token of `user`'s rate in `bucket` from the bucket every node shares; `decided`
     /// gets nil when Redis cannot answer within `ClusterRedis.answerWaitNanoseconds` (this
     /// node's own bucket decides then). `now` in wall-clock ms.
-    func take(user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds,
+    func take(user: UserID, bucket: Bucket = .messages, ratePerSecond: Int, burst: Int, now: Milliseconds,
               decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
         redis.loop.execute { [redis] in
             guard let publisher = redis.connectedPublisher, ratePerSecond > 0 else {
@@ -52,7 +65,7 @@ struct SharedRateLimit: Sendable {
             }
             let interval = 1_000_000 / Int64(ratePerSecond)
             let tolerance = Int64(max(0, burst - 1)) * interval
-            publisher.send(["EVAL", Self.takeScript, "1", Self.key(user), "\(now * 1000)", "\(interval)", "\(tolerance)"]) {
+            publisher.send(["EVAL", Self.takeScript, "1", Self.key(user, bucket: bucket), "\(now * 1000)", "\(interval)", "\(tolerance)"]) {
                 reply in
                 guard case .array(let parts) = reply, parts.count == 2,
                       case .integer(let admitted) = parts[0], case .integer(let retryAfterMs) = parts[1] else {
