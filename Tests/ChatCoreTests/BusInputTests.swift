@@ -47,6 +47,24 @@ import Testing
         #expect(!decodes(ok.replacing(#""senderId":"alice""#, with: #""senderId":"""#)))
     }
 
+    /// A reaction kind from another node follows the request's rule (1 to 64 bytes, no
+    /// control characters), in the change and in a stored message's counts.
+    @Test func reactionKindsFollowTheRequestRule() throws {
+        var stored = Message(id: "m_1", channelID: "c_1", seq: 1, senderID: "alice", text: "hi", createdAt: 1_700_000_000_000)
+        stored.version = 2
+        func event(kind: String) -> BusEvent {
+            let change = MessageChange(channelID: "c_1", seq: 1, actor: "bob", at: 1_700_000_000_000, action: .addReaction(kind))
+            var changed = stored
+            changed.reactions = [kind: 1]
+            changed.version = 3
+            return BusEvent(node: "node-1", number: 9, write: .changeMessage(change), result: .changed(changed, previousVersion: 2))
+        }
+        #expect(try BusEvent.decode(event(kind: "🎉").encoded()) == event(kind: "🎉"))
+        for bad in ["", "a\u{0}b", "tab\tkind", "bell\u{7}", String(repeating: "k", count: 65)] {
+            #expect((try? BusEvent.decode(event(kind: bad).encoded())) == nil, "\(bad.debugDescription)")
+        }
+    }
+
     @Test func scoresBecomeTimesOnlyWhenFiniteAndInRange() {
         #expect(BusInputRules.milliseconds(fromScoreText: "1700000000000") == 1_700_000_000_000)
         #expect(BusInputRules.milliseconds(fromScoreText: "1700000000000.5") == 1_700_000_000_000)

@@ -31,7 +31,7 @@ extension BusEvent {
             case .delete:
                 break
             case .addReaction(let kind), .removeReaction(let kind):
-                guard (1...64).contains(kind.utf8.count) else { return "change.kind" }
+                guard MessageChange.isReactionKind(kind) else { return "change.kind" }
             }
             guard case .changed(let stored, let previousVersion) = result, stored.version > previousVersion, previousVersion >= 0
             else { return "previousVersion" }
@@ -90,7 +90,7 @@ extension BusEvent {
         guard message.mentionedUserIDs.count <= 25, message.mentionedUserIDs.allSatisfy(rules.isUserID) else { return "mentionedUserIds" }
         guard message.version >= 0, rules.isSeq(message.version) else { return "version" }
         guard message.reactions.count <= MessageChange.maxReactionKinds,
-              message.reactions.keys.allSatisfy({ (1...64).contains($0.utf8.count) }) else { return "reactions" }
+              message.reactions.keys.allSatisfy(MessageChange.isReactionKind) else { return "reactions" }
         return nil
     }
 }

@@ -29,6 +29,12 @@ public struct MessageChange: Sendable, Equatable {
     /// At most this many reaction kinds per message (§15).
     public static let maxReactionKinds = 25
 
+    /// A reaction's kind: 1 to 64 UTF-8 bytes, no control characters (§15). The one rule
+    /// for a request's `kind` and for kinds another node put on the bus.
+    public static func isReactionKind(_ kind: String) -> Bool {
+        (1...64).contains(kind.utf8.count) && !kind.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     /// Why the change cannot be made to a message in `state`, if it cannot: edits and
     /// reactions need a message that is not deleted, and a new reaction kind needs room.
     public func refusal(against state: Message) -> ChangeRefusal? {

@@ -226,8 +226,9 @@ public struct JSONFields: Sendable {
     /// A reaction's `kind`: 1 to 64 UTF-8 bytes, no control characters (§15).
     public func reactionKind() throws(ChatError) -> String {
         let kind = try requiredString("kind")
-        guard (1...64).contains(kind.utf8.count), !kind.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else { throw ChatError(.badRequest, "kind must be 1 to 64 bytes without control characters") }
+        guard MessageChange.isReactionKind(kind) else {
+            throw ChatError(.badRequest, "kind must be 1 to 64 bytes without control characters")
+        }
         return kind
     }
 
