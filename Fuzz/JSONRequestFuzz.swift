@@ -14,7 +14,9 @@
 //   then answers ERR_BAD_REQUEST with id null); echoes the request's id when it is
 //   a number, string or null; decodes the re-written document to the same result;
 //   a decoded command is the one its `type` names and within its bounds
-//   (limit 1-100, id counts, non-empty text, `data` an object that round-trips);
+//   (limit 1-100, id counts, non-empty text, `data` an object that round-trips, seqs
+//   of at least 1, at most 25 mentions, reaction kinds of 1-64 bytes without control
+//   characters, an edit that changes something);
 // - the replies: the error reply for a failure and the ok reply for a request
 //   (WireEncoding) parse, and echo the id; a message.send written as a Message
 //   carries its text and data back.
@@ -99,6 +101,11 @@ private func typeName(_ command: Command) -> String {
     case .channelUpdate: "channel.update"
     case .messageSend: "message.send"
     case .messageHistory: "message.history"
+    case .messageUpdate: "message.update"
+    case .messageDelete: "message.delete"
+    case .reactionAdd: "reaction.add"
+    case .reactionRemove: "reaction.remove"
+    case .messageChanges: "message.changes"
     case .typingStart: "typing.start"
     case .typingStop: "typing.stop"
     case .channelMarkRead: "channel.markRead"
@@ -121,13 +128,32 @@ private func checkCommand(_ command: Command, fields: JSONObject) {
         check((1...100).contains(ids.count), "presence list of \(ids.count)")
     case .channelInvite(_, let ids):
         check((1...100).contains(ids.count), "invite of \(ids.count)")
-    case .messageHistory(_, let before, let after, let limit, _):
+    case .messageHistory(_, let before, let after, let limit, _, let parentSeq):
         check(before == nil || after == nil, "beforeSeq and afterSeq")
         check((1...100).contains(limit), "limit \(limit)")
-    case .messageSend(_, let text, let dataJSON, let clientMessageID):
+        check((parentSeq ?? 1) >= 1, "parentSeq \(String(describing: parentSeq))")
+    case .messageUpdate(_, let seq, let edit):
+        check(seq >= 1, "seq \(seq)")
+        check(edit != MessageEdit(), "an edit that changes nothing")
+        check(edit.text.map { !$0.isEmpty && !$0.utf8.contains(0) } ?? true, "edit text \(String(describing: edit.text))")
+        check((edit.mentionedUserIDs?.count ?? 0) <= 25, "mentions \(edit.mentionedUserIDs?.count ?? 0)")
+    case .messageDelete(_, let seq):
+        check(seq >= 1, "seq \(seq)")
+    case .reactionAdd(_, let seq, let kind), .reactionRemove(_, let seq, let kind):
+        check(seq >= 1, "seq \(seq)")
+        // §15: 1 to 64 bytes, no control characters (U+0000 included).
+        check((1...64).contains(kind.utf8.count), "kind of \(kind.utf8.count) bytes")
+        check(!kind.unicodeScalars.contains { $0.properties.generalCategory == .control }, "control character in kind")
+    case .messageChanges(_, let afterVersion, let limit):
+        check(afterVersion >= 0, "afterVersion \(afterVersion)")
+        check((1...100).contains(limit), "limit \(limit)")
+    case .messageSend(_, let text, let dataJSON, let clientMessageID, let parentSeq, let mentions):
         check(!text.isEmpty, "empty text")
+        check((parentSeq ?? 1) >= 1, "parentSeq \(String(describing: parentSeq))")
+        check(mentions.count <= 25, "mentions \(mentions.count)")
         // No string that would be stored holds U+0000 (JSONFields.storable).
         check(!text.utf8.contains(0) && !(clientMessageID?.utf8.contains(0) ?? false), "U+0000 in a stored string")
+        check(!mentions.contains { $0.utf8.contains(0) }, "U+0000 in a mention")
         switch (fields["data"], dataJSON) {
         case (nil, nil), (.null?, nil): break
         case (.object(let data)?, let json?):
@@ -177,14 +203,16 @@ private func checkDecoder(_ input: UnsafeRawBufferPointer, parsed: JSONValue?) {
         checkCommand(request.command, fields: fields)
         let ok = checkReply(WireEncoding.ok(id: request.id) { $0.null() }, id: id)
         check(ok["type"] == .string("ok"), "ok reply type")
-        if case .messageSend(let channel, let text, let dataJSON, let clientID) = request.command {
+        if case .messageSend(let channel, let text, let dataJSON, let clientID, let parentSeq, let mentions) = request.command {
             let message = Message(id: "m", channelID: channel, seq: 1, senderID: "u", text: text, dataJSON: dataJSON,
-                                  clientMessageID: clientID, createdAt: 0)
+                                  clientMessageID: clientID, createdAt: 0, parentSeq: parentSeq, mentionedUserIDs: mentions)
             var writer = JSONWriter()
             WireEncoding.write(message, to: &writer)
             guard case .success(.object(let sent)) = parse(writer.bytes) else { fatalError("written message does not parse") }
             check(sent["text"] == .string(text) && sent["channelId"] == .string(channel), "message text/channel")
             check(sent["data"] == (fields["data"].flatMap { $0 == .null ? nil : $0 } ?? .null), "message data")
+            check(sent["parentSeq"] == (parentSeq.map { .number(String($0)) } ?? .null), "message parentSeq")
+            check(sent["mentionedUserIds"] == .array(mentions.map { .string($0) }), "message mentions")
         }
     }
 }

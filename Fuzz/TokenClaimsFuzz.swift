@@ -17,6 +17,7 @@
 // - the whole token and its payload alone give the same answer (at the fixed date), and the token's
 //   signature verifies with the test key (the harness signs what the check reads).
 // Build and run with `scripts/fuzz TokenClaimsFuzz`.
+import Base64Coding
 import ChatCore
 import COpenSSL
 
@@ -25,7 +26,7 @@ private func check(_ condition: Bool, _ message: @autoclosure () -> String) {
 }
 
 private let key = Array("fuzz-secret-0123456789abcdef0123".utf8)
-private let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+private let header = Base64.encodeURL(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
 /// 2026-06-01T00:00:00Z.
 private let fixedNow: Milliseconds = 1_780_272_000_000
 private let clockReadings: [Milliseconds] = [fixedNow, 0, .min, .max]
@@ -39,13 +40,13 @@ private func hmacSHA256(_ input: [UInt8]) -> [UInt8] {
 }
 
 private func signed(_ payload: [UInt8]) -> String {
-    let signingInput = header + "." + Base64URL.encode(payload)
-    return signingInput + "." + Base64URL.encode(hmacSHA256(Array(signingInput.utf8)))
+    let signingInput = header + "." + Base64.encodeURL(payload)
+    return signingInput + "." + Base64.encodeURL(hmacSHA256(Array(signingInput.utf8)))
 }
 
 private func signatureVerifies(_ token: String) -> Bool {
     guard let dot = token.utf8.lastIndex(of: UInt8(ascii: ".")),
-          let signature = Base64URL.decode(String(token[token.index(after: dot)...])) else { return false }
+          let signature = Base64.decodeURL(String(token[token.index(after: dot)...])) else { return false }
     return signature == hmacSHA256(Array(token[..<dot].utf8))
 }
 
