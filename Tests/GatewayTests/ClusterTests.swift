@@ -22,6 +22,35 @@ struct ClusterTests {
         try await TestCluster.group(by: creator, with: members, name: "cluster")
     }
 
+    /// Fires `rounds` requests of `type` from every device at once (params per round and
+    /// device), then reads every answer: how many were `ok`, and the `retryAfterMs` of each
+    /// refusal, which must be ERR_RATE_LIMITED.
+    private func fireRounds(_ rounds: Int, on devices: [RawChatClient], _ type: String,
+                            params: (Int, Int) -> [String: Any]) throws -> (ok: Int, retries: [Int]) {
+        var fired = Array(repeating: [Int](), count: devices.count)
+        for round in 0..<rounds {
+            for (index, device) in devices.enumerated() {
+                fired[index].append(try device.fire(type, params(round, index)))
+            }
+        }
+        var ok = 0
+        var retries: [Int] = []
+        for (index, device) in devices.enumerated() {
+            let replies = try device.replies(count: fired[index].count)
+            for id in fired[index] {
+                let reply = try #require(replies[id])
+                if reply["type"] as? String == "ok" {
+                    ok += 1
+                } else {
+                    let error = reply["error"] as? [String: Any]
+                    #expect(error?["code"] as? String == "ERR_RATE_LIMITED")
+                    retries.append(error?["retryAfterMs"] as? Int ?? -1)
+                }
+            }
+        }
+        return (ok, retries)
+    }
+
     @Test func aGroupAcrossThreeNodesGetsEveryMessageOnce() async throws {
         let cluster = try await cluster()
         let alice = try await cluster.nodes[0].connect("alice")
@@ -161,26 +190,8 @@ struct ClusterTests {
                        try await cluster.nodes[2].connect("alice", query: "&device=c")]
         _ = try await cluster.nodes[0].connect("bob")
         let channelID = try await group(by: devices[0], with: ["bob"])
-        var fired: [[Int]] = [[], [], []]
-        for round in 0..<10 {
-            for (index, device) in devices.enumerated() {
-                fired[index].append(try device.fire("message.send", ["channelId": channelID, "text": "m\(index)-\(round)"]))
-            }
-        }
-        var ok = 0
-        var retries: [Int] = []
-        for (index, device) in devices.enumerated() {
-            let replies = try device.replies(count: fired[index].count)
-            for id in fired[index] {
-                let reply = try #require(replies[id])
-                if reply["type"] as? String == "ok" {
-                    ok += 1
-                } else {
-                    let error = reply["error"] as? [String: Any]
-                    #expect(error?["code"] as? String == "ERR_RATE_LIMITED")
-                    retries.append(error?["retryAfterMs"] as? Int ?? -1)
-                }
-            }
+        let (ok, retries) = try fireRounds(10, on: devices, "message.send") { round, index in
+            ["channelId": channelID, "text": "m\(index)-\(round)"]
         }
         #expect(ok == 5)
         #expect(retries.count == 25 && retries.allSatisfy { $0 == 200 }, "\(retries)")
@@ -202,26 +213,8 @@ struct ClusterTests {
         _ = try await cluster.nodes[0].connect("bob")
         let channelID = try await group(by: devices[0], with: ["bob"])
         _ = try devices[0].ok("message.send", ["channelId": channelID, "text": "react to this"])
-        var fired: [[Int]] = [[], [], []]
-        for round in 0..<10 {
-            for (index, device) in devices.enumerated() {
-                fired[index].append(try device.fire("reaction.add", ["channelId": channelID, "seq": 1, "kind": "k\(round % 4)"]))
-            }
-        }
-        var ok = 0
-        var retries: [Int] = []
-        for (index, device) in devices.enumerated() {
-            let replies = try device.replies(count: fired[index].count)
-            for id in fired[index] {
-                let reply = try #require(replies[id])
-                if reply["type"] as? String == "ok" {
-                    ok += 1
-                } else {
-                    let error = reply["error"] as? [String: Any]
-                    #expect(error?["code"] as? String == "ERR_RATE_LIMITED")
-                    retries.append(error?["retryAfterMs"] as? Int ?? -1)
-                }
-            }
+        let (ok, retries) = try fireRounds(10, on: devices, "reaction.add") { round, _ in
+            ["channelId": channelID, "seq": 1, "kind": "k\(round % 4)"]
         }
         #expect(ok == 5)
         #expect(retries.count == 25 && retries.allSatisfy { $0 == 200 }, "\(retries)")

@@ -31,6 +31,18 @@ public struct PostgresTestDatabase: Sendable {
         return PostgresTestDatabase(name: String(name), url: components.string ?? base)
     }
 
+    /// Runs `body` on a fresh database, dropped afterwards whether `body` threw or not.
+    public static func with(_ body: (PostgresTestDatabase) async throws -> Void) async throws {
+        let database = try await make()
+        do {
+            try await body(database)
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
     public func drop() async {
         let name = self.name
         try? await Self.admin { try await $0.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")) }

@@ -12,20 +12,9 @@ import Storage
 struct PostgresChangeLogTests {
     private static let logger = Logger(label: "postgres-changelog-tests")
 
-    private func withDatabase(_ body: (PostgresTestDatabase) async throws -> Void) async throws {
-        let database = try await PostgresTestDatabase.make()
-        do {
-            try await body(database)
-        } catch {
-            await database.drop()
-            throw error
-        }
-        await database.drop()
-    }
-
     @Test(arguments: 1...3)
     func everyPageAfterEveryVersionMatchesTheWrites(seed: UInt64) async throws {
-        try await withDatabase { database in
+        try await PostgresTestDatabase.with { database in
             let store = try await PostgresStore.open(url: database.url, logger: Self.logger)
             for id in ["alice", "bob", "carol"] { try await store.writeAsync(.upsertUser(Fixture.user(id))) }
             try await store.writeAsync(.createChannel(Fixture.group("c1", ["alice", "bob", "carol"])))
@@ -39,7 +28,7 @@ struct PostgresChangeLogTests {
 
     @Test(arguments: 1...2)
     func rowsFromBeforeMigrationFiveReadAsBefore(seed: UInt64) async throws {
-        try await withDatabase { database in
+        try await PostgresTestDatabase.with { database in
             let legacy = LegacyChangeLog(seed: seed, steps: 120)
             try await PostgresTestDatabase.withClient(url: database.url) { client in
                 for migration in PostgresSchema.migrations.prefix(4) {

@@ -16,14 +16,7 @@ struct PostgresStoreTests {
     private static let logger = Logger(label: "postgres-store-tests")
 
     private func withDatabase(_ body: (PostgresTestDatabase) async throws -> Void) async throws {
-        let database = try await PostgresTestDatabase.make()
-        do {
-            try await body(database)
-        } catch {
-            await database.drop()
-            throw error
-        }
-        await database.drop()
+        try await PostgresTestDatabase.with(body)
     }
 
     private func open(_ database: PostgresTestDatabase) async throws -> PostgresStore {
