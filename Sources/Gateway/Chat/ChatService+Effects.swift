@@ -50,20 +50,13 @@ extension ChatService {
             case .userWritesFailed(let waiting):
                 scheduleUserRetry(waiting: waiting)
             case .takeRate(let check, let user, let rate, let burst, let now):
-                let answer: @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void = { [self] decision in
-                    inbox.async { [self] in
-                        run(engine.rateTaken(check, decision, now: clock.now(), monotonicNow: clock.monotonicNow()))
-                    }
+                takeSharedRate(.messages, user: user, ratePerSecond: rate, burst: burst, now: now) { service, decision in
+                    service.run(service.engine.rateTaken(check, decision, now: service.clock.now(),
+                                                         monotonicNow: service.clock.monotonicNow()))
                 }
-                if let bus { bus.rates.take(user: user, ratePerSecond: rate, burst: burst, now: now, decided: answer) } else { answer(nil) }
             case .takeChangeRate(let check, let user, let rate, let burst, let now):
-                let answer: @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void = { [self] decision in
-                    inbox.async { [self] in run(engine.changeRateTaken(check, decision, monotonicNow: clock.monotonicNow())) }
-                }
-                if let bus {
-                    bus.rates.take(user: user, bucket: .changes, ratePerSecond: rate, burst: burst, now: now, decided: answer)
-                } else {
-                    answer(nil)
+                takeSharedRate(.changes, user: user, ratePerSecond: rate, burst: burst, now: now) { service, decision in
+                    service.run(service.engine.changeRateTaken(check, decision, monotonicNow: service.clock.monotonicNow()))
                 }
             case .lookUpClientMessage(let lookup, let sender, let clientMessageID):
                 store.message(sender: sender, clientMessageID: clientMessageID) { [self] result in
@@ -236,6 +229,24 @@ extension ChatService {
         inbox.async { [self] in
             metrics.busResyncs.increment()
             run(engine.resync(affected))
+        }
+    }
+}
+
+extension ChatService {
+    /// Takes one token of `user`'s rate in `bucket` from the limiter every node shares and
+    /// hands the answer to `answered` on the core queue; nil (no bus, or no answer in time)
+    /// leaves the decision to the engine's own bucket.
+    fileprivate func takeSharedRate(_ bucket: SharedRateLimit.Bucket, user: UserID, ratePerSecond: Int, burst: Int,
+                                    now: Milliseconds,
+                                    answered: @escaping @Sendable (ChatService, TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
+        let decided: @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void = { [self] decision in
+            inbox.async { [self] in answered(self, decision) }
+        }
+        if let bus {
+            bus.rates.take(user: user, bucket: bucket, ratePerSecond: ratePerSecond, burst: burst, now: now, decided: decided)
+        } else {
+            decided(nil)
         }
     }
 }
