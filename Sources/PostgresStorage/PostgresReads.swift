@@ -62,7 +62,7 @@ enum PostgresReads {
         // 2,000-message channel) instead of walking the primary key for `limit` rows.
         return try await PostgresRows.messages(try await connection.query("""
             WITH RECURSIVE search(low, high) AS (
-                SELECT 1::bigint, LEAST(\(afterVersion)::bigint + 1, (SELECT last_seq FROM channels WHERE id = \(channelID)) + 1)
+                SELECT 1::bigint, LEAST(\(afterVersion)::bigint, COALESCE((SELECT last_seq FROM channels WHERE id = \(channelID)), 0)) + 1
                 UNION ALL
                 SELECT CASE WHEN m.created_version > \(afterVersion) THEN s.low ELSE (s.low + s.high) / 2 + 1 END,
                        CASE WHEN m.created_version > \(afterVersion) THEN (s.low + s.high) / 2 ELSE s.high END

@@ -66,7 +66,7 @@ enum ReadQueries {
         // right even where the search stopped early.
         let statement = try connection.statement("""
             WITH RECURSIVE search(low, high) AS (
-                SELECT 1, min(?3 + 1, (SELECT last_seq FROM channels WHERE id = ?1) + 1)
+                SELECT 1, min(?3, coalesce((SELECT last_seq FROM channels WHERE id = ?1), 0)) + 1
                 UNION ALL
                 SELECT CASE WHEN m.created_version > ?3 THEN s.low ELSE (s.low + s.high) / 2 + 1 END,
                        CASE WHEN m.created_version > ?3 THEN (s.low + s.high) / 2 ELSE s.high END

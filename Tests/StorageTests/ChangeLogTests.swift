@@ -19,6 +19,11 @@ import Testing
         try script.checkEveryPage(limits: [1, 2, 3, 10, 100]) { after, limit, viewer in
             try store.changes("c1", viewer: viewer, after: after, limit: limit)
         }
+        // Every magnitude a client may send (the decoder refuses only negatives): nothing after.
+        for after in [Int64.max, Int64.max - 1, Int64(Int32.max) + 1] {
+            #expect(try store.changes("c1", viewer: "alice", after: after, limit: 100).isEmpty)
+            #expect(try store.changes("nope", viewer: "alice", after: after, limit: 100).isEmpty)
+        }
     }
 
     /// A database written before `created_version` existed: the migration gives every row a

@@ -23,6 +23,11 @@ struct PostgresChangeLogTests {
             try await script.model.checkEveryPage(limits: [1, 3, 100]) { after, limit, viewer in
                 try await store.changesAsync("c1", viewer: viewer, after: after, limit: limit)
             }
+            // Every magnitude a client may send: nothing after, not a bigint overflow.
+            for after in [Int64.max, Int64.max - 1] {
+                #expect(try await store.changesAsync("c1", viewer: "alice", after: after, limit: 100).isEmpty)
+                #expect(try await store.changesAsync("nope", viewer: "alice", after: after, limit: 100).isEmpty)
+            }
         }
     }
 
