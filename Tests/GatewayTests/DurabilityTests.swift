@@ -92,6 +92,14 @@ struct DurabilityTests {
 
         func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+        /// The JSON log lines whose `event` is `event`, in order.
+        func logLines(event: String) -> [[String: Any]] {
+            log().split(separator: "\n").compactMap { line in
+                let object = parseJSONObject(String(line))
+                return object["event"] as? String == event ? object : nil
+            }
+        }
+
         func admin(_ method: String, _ path: String, body: Any? = nil) throws -> HTTPJSON {
             try httpRequest(port: port, method, path, body: body,
                             headers: ["Authorization: Bearer \(GatewayConfiguration.Admin.developmentKey)"])
