@@ -15,9 +15,14 @@ public struct User: Sendable, Equatable {
     public var createdAt: Milliseconds
     public var lastSeenAt: Milliseconds
     public var deactivated: Bool
+    /// Users this user muted (§16 `user.mute`): never shown to anyone else.
+    public var mutedUsers: Set<UserID>
+    /// An app-wide ban by the backend (§16), in force until its `untilMs`.
+    public var ban: Ban?
 
     public init(id: UserID, name: String = "", image: String = "", metadata: [String: String] = [:],
-                createdAt: Milliseconds, lastSeenAt: Milliseconds = 0, deactivated: Bool = false) {
+                createdAt: Milliseconds, lastSeenAt: Milliseconds = 0, deactivated: Bool = false,
+                mutedUsers: Set<UserID> = [], ban: Ban? = nil) {
         self.id = id
         self.name = name
         self.image = image
@@ -25,6 +30,8 @@ public struct User: Sendable, Equatable {
         self.createdAt = createdAt
         self.lastSeenAt = lastSeenAt
         self.deactivated = deactivated
+        self.mutedUsers = mutedUsers
+        self.ban = ban
     }
 }
 
@@ -50,10 +57,22 @@ public struct Channel: Sendable, Equatable {
     /// silently left out (PROTOCOL.md §5): the list they would see had nobody blocked them,
     /// so the reply does not reveal the block. Keyed by inviter; empty for most channels.
     public var inviterViews: [UserID: [UserID]]
+    /// §16: roles named explicitly (`owner`, `moderator`; `member` only where it overrides the
+    /// creator's implied `owner`).
+    public var roles: [UserID: ChannelRole]
+    /// Only owners and moderators may send.
+    public var frozen: Bool
+    /// Other members send at most one message per this many seconds (0: off).
+    public var slowModeSeconds: Int
+    /// Users banned from the channel (plain: kept out; shadow: kept in, heard by nobody).
+    public var bans: [UserID: Ban]
+    /// Members who muted the channel (no push from it).
+    public var mutes: [UserID: ChannelMute]
 
     public init(id: ChannelID, type: ChannelType, name: String = "", members: [UserID], distinct: Bool = false,
                 isOneToOne: Bool = false, pushFromBlockedUsers: Bool = false, createdAt: Milliseconds, createdBy: UserID,
-                inviterViews: [UserID: [UserID]] = [:]) {
+                inviterViews: [UserID: [UserID]] = [:], roles: [UserID: ChannelRole] = [:], frozen: Bool = false,
+                slowModeSeconds: Int = 0, bans: [UserID: Ban] = [:], mutes: [UserID: ChannelMute] = [:]) {
         self.id = id
         self.type = type
         self.name = name
@@ -64,6 +83,30 @@ public struct Channel: Sendable, Equatable {
         self.createdAt = createdAt
         self.createdBy = createdBy
         self.inviterViews = inviterViews
+        self.roles = roles
+        self.frozen = frozen
+        self.slowModeSeconds = slowModeSeconds
+        self.bans = bans
+        self.mutes = mutes
+    }
+
+    /// `user`'s role: the creator is `owner` unless the backend named another role.
+    public func role(of user: UserID) -> ChannelRole {
+        if let role = roles[user] { return role }
+        return !createdBy.isEmpty && user == createdBy ? .owner : .member
+    }
+
+    /// The roles as the wire shows them: every owner and moderator.
+    public var namedRoles: [UserID: ChannelRole] {
+        var named = roles.filter { $0.value != .member }
+        if !createdBy.isEmpty, roles[createdBy] == nil { named[createdBy] = .owner }
+        return named
+    }
+
+    /// The ban on `user` in force at `now`, if any.
+    public func ban(on user: UserID, at now: Milliseconds) -> Ban? {
+        guard let ban = bans[user], ban.isInForce(at: now) else { return nil }
+        return ban
     }
 
     /// The members `viewer` is shown: its inviter view when it has one.
@@ -132,6 +175,16 @@ public struct Message: Sendable, Equatable {
     }
 
     public var isDeleted: Bool { deletedAt != nil }
+
+    /// The `hiddenFrom` of a message only its sender sees: one a shadow-banned user sent or
+    /// edited (§16). No user id can be `*`.
+    public static let hiddenFromEveryone: UserID = "*"
+
+    /// Whether the message is stored hidden from `viewer` (§5, §16). Its sender always sees it.
+    public func isHidden(from viewer: UserID) -> Bool {
+        guard let hiddenFrom else { return false }
+        return hiddenFrom == viewer || (hiddenFrom == Self.hiddenFromEveryone && viewer != senderID)
+    }
 }
 
 /// A member's stored read mark (PROTOCOL.md §14 `lastReadSeq`).

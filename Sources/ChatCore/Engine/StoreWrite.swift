@@ -18,6 +18,8 @@ public enum StoreWrite: Sendable, Equatable {
     /// member's mark starts, when the channel or membership is written, at the channel's
     /// newest seq; a member that had one keeps it.
     case markRead(channelID: ChannelID, userID: UserID, seq: Int64)
+    /// Stores a report of a message (§16); the store assigns its `id`.
+    case insertFlag(Flag)
 }
 
 /// What a committed write produced.
@@ -35,6 +37,8 @@ public enum StoreWriteResult: Sendable, Equatable {
     case unchanged(Message)
     /// The stored message refused the change (another change got there first).
     case refused(ChangeRefusal)
+    /// The flag as stored, with its `id`.
+    case flag(Flag)
 }
 
 
@@ -43,7 +47,7 @@ extension StoreWriteResult {
     public var isNewWrite: Bool {
         switch self {
         case .existingMessage, .unchanged, .refused: return false
-        case .done, .message, .changed: return true
+        case .done, .message, .changed, .flag: return true
         }
     }
 }
