@@ -27,7 +27,7 @@ extension BusEvent {
             case .edit(let text, let dataJSON, let mentions, let hideFrom):
                 guard rules.isText(text), dataJSON.map(rules.isText) ?? true else { return "change.text" }
                 guard mentions.count <= 25, mentions.allSatisfy(rules.isUserID) else { return "change.mentionedUserIds" }
-                guard hideFrom.map(rules.isUserID) ?? true else { return "change.hideFrom" }
+                guard hideFrom.map({ $0 == Message.hiddenFromEveryone || rules.isUserID($0) }) ?? true else { return "change.hideFrom" }
             case .delete:
                 break
             case .addReaction(let kind), .removeReaction(let kind):
@@ -39,6 +39,14 @@ extension BusEvent {
             guard rules.isIdentifier(channelID) else { return "channelId" }
             guard rules.isUserID(userID) else { return "userId" }
             guard rules.isSeq(seq) else { return "seq" }
+        case .insertFlag(let flag):
+            guard rules.isIdentifier(flag.channelID) else { return "flag.channelId" }
+            guard flag.seq >= 1, rules.isSeq(flag.seq) else { return "flag.seq" }
+            guard rules.isIdentifier(flag.messageID) else { return "flag.messageId" }
+            guard rules.isUserID(flag.reporterID) else { return "flag.reporterId" }
+            guard rules.isUserID(flag.senderID) else { return "flag.senderId" }
+            guard rules.isText(flag.reason) else { return "flag.reason" }
+            guard rules.isTime(flag.createdAt) else { return "flag.createdAt" }
         }
         switch result {
         case .message(let stored), .changed(let stored, _):
@@ -58,6 +66,8 @@ extension BusEvent {
               user.metadata.allSatisfy({ rules.isText($0.key) && rules.isText($0.value) }) else { return "metadata" }
         guard rules.isTime(user.createdAt) else { return "createdAt" }
         guard rules.isTime(user.lastSeenAt) else { return "lastSeenAt" }
+        guard user.mutedUsers.count <= rules.maxListCount, user.mutedUsers.allSatisfy(rules.isUserID) else { return "mutedUsers" }
+        guard user.ban.map(isSound) ?? true else { return "ban" }
         return nil
     }
 
@@ -72,7 +82,18 @@ extension BusEvent {
               channel.inviterViews.allSatisfy({ inviter, members in
                   rules.isUserID(inviter) && members.count <= rules.maxListCount && members.allSatisfy(rules.isUserID)
               }) else { return "inviterViews" }
+        guard channel.roles.count <= rules.maxListCount, channel.roles.keys.allSatisfy(rules.isUserID) else { return "roles" }
+        guard channel.slowModeSeconds >= 0, channel.slowModeSeconds <= ChatEngine.maxSlowModeSeconds else { return "slowModeSeconds" }
+        guard channel.bans.count <= rules.maxListCount,
+              channel.bans.allSatisfy({ rules.isUserID($0.key) && isSound($0.value) }) else { return "bans" }
+        guard channel.mutes.count <= rules.maxListCount,
+              channel.mutes.allSatisfy({ user, mute in rules.isUserID(user) && (mute.untilMs.map(rules.isTime) ?? true) })
+        else { return "mutes" }
         return nil
+    }
+
+    private static func isSound(_ ban: Ban) -> Bool {
+        ban.untilMs.map(BusInputRules.isTime) ?? true
     }
 
     private static func invalidField(of message: Message, stored: Bool) -> String? {
@@ -85,7 +106,7 @@ extension BusEvent {
         guard message.dataJSON.map(rules.isText) ?? true else { return "data" }
         guard message.clientMessageID.map({ $0.utf8.count <= rules.maxIdentifierBytes }) ?? true else { return "clientMessageId" }
         guard rules.isTime(message.createdAt) else { return "createdAt" }
-        guard message.hiddenFrom.map({ $0.isEmpty || rules.isUserID($0) }) ?? true else { return "hiddenFrom" }
+        guard message.hiddenFrom.map({ $0.isEmpty || $0 == Message.hiddenFromEveryone || rules.isUserID($0) }) ?? true else { return "hiddenFrom" }
         guard message.parentSeq.map({ $0 >= 1 && rules.isSeq($0) }) ?? true else { return "parentSeq" }
         guard message.mentionedUserIDs.count <= 25, message.mentionedUserIDs.allSatisfy(rules.isUserID) else { return "mentionedUserIds" }
         guard message.version >= 0, rules.isSeq(message.version) else { return "version" }

@@ -63,6 +63,9 @@ public struct BusEvent: Sendable, Equatable {
         case .changeMessage(let change):
             w.key("kind"); w.string("change")
             w.key("change"); Self.write(change, to: &w)
+        case .insertFlag(let flag):
+            w.key("kind"); w.string("flag")
+            w.key("flag"); Self.write(flag, to: &w)
         }
         w.endObject()
         switch result {
@@ -104,6 +107,7 @@ public struct BusEvent: Sendable, Equatable {
             decoded = .markRead(channelID: try string(write, "channelId"), userID: try string(write, "userId"),
                                 seq: try int(write, "seq"))
         case "change": decoded = .changeMessage(try change(try object(write, "change")))
+        case "flag": decoded = .insertFlag(try flag(try object(write, "flag")))
         case let other: throw DecodeError(description: "unknown bus write kind \(other)")
         }
         var result = StoreWriteResult.done
@@ -135,6 +139,8 @@ public struct BusEvent: Sendable, Equatable {
         w.key("createdAt"); w.int(user.createdAt)
         w.key("lastSeenAt"); w.int(user.lastSeenAt)
         w.key("deactivated"); w.bool(user.deactivated)
+        w.key("mutedUsers"); strings(user.mutedUsers.sorted(), to: &w)
+        w.key("ban"); if let ban = user.ban { write(ban, to: &w) } else { w.null() }
         w.endObject()
     }
 
@@ -146,7 +152,9 @@ public struct BusEvent: Sendable, Equatable {
         }
         return User(id: try string(o, "id"), name: try string(o, "name"), image: try string(o, "image"), metadata: metadata,
                     createdAt: try int(o, "createdAt"), lastSeenAt: try int(o, "lastSeenAt"),
-                    deactivated: try bool(o, "deactivated"))
+                    deactivated: try bool(o, "deactivated"),
+                    mutedUsers: Set(o["mutedUsers"] == nil ? [] : try strings(o["mutedUsers"])),
+                    ban: try o["ban"]?.objectValue.map { (b: JSONObject) throws(DecodeError) in try ban(b) })
     }
 
     private static func write(_ channel: Channel, to w: inout JSONWriter) {
@@ -166,6 +174,26 @@ public struct BusEvent: Sendable, Equatable {
             w.key(inviter); strings(members, to: &w)
         }
         w.endObject()
+        w.key("roles")
+        w.beginObject()
+        for (user, role) in channel.roles.sorted(by: { $0.key < $1.key }) {
+            w.key(user); w.string(role.rawValue)
+        }
+        w.endObject()
+        w.key("frozen"); w.bool(channel.frozen)
+        w.key("slowModeSeconds"); w.int(Int64(channel.slowModeSeconds))
+        w.key("bans")
+        w.beginObject()
+        for (user, ban) in channel.bans.sorted(by: { $0.key < $1.key }) {
+            w.key(user); write(ban, to: &w)
+        }
+        w.endObject()
+        w.key("mutes")
+        w.beginObject()
+        for (user, mute) in channel.mutes.sorted(by: { $0.key < $1.key }) {
+            w.key(user); if let until = mute.untilMs { w.int(until) } else { w.null() }
+        }
+        w.endObject()
         w.endObject()
     }
 
@@ -173,10 +201,61 @@ public struct BusEvent: Sendable, Equatable {
         guard let type = ChannelType(rawValue: try string(o, "type")) else { throw DecodeError(description: "unknown channel type") }
         var views: [UserID: [UserID]] = [:]
         for (inviter, members) in try object(o, "inviterViews").entries { views[inviter] = try strings(members) }
+        var roles: [UserID: ChannelRole] = [:]
+        for (user, value) in o["roles"]?.objectValue?.entries ?? [] {
+            guard let role = value.stringValue.flatMap(ChannelRole.init(rawValue:)) else {
+                throw DecodeError(description: "role of \(user) is not a role")
+            }
+            roles[user] = role
+        }
+        var bans: [UserID: Ban] = [:]
+        for (user, value) in o["bans"]?.objectValue?.entries ?? [] {
+            guard let object = value.objectValue else { throw DecodeError(description: "ban of \(user) is not an object") }
+            bans[user] = try ban(object)
+        }
+        var mutes: [UserID: ChannelMute] = [:]
+        for (user, value) in o["mutes"]?.objectValue?.entries ?? [] {
+            if case .null = value { mutes[user] = ChannelMute() } else {
+                guard let until = value.int64Value else { throw DecodeError(description: "mute of \(user) is not a time") }
+                mutes[user] = ChannelMute(untilMs: until)
+            }
+        }
+        let slowMode = o["slowModeSeconds"]?.int64Value ?? 0
+        guard slowMode >= 0, slowMode <= Int64(Int32.max) else { throw DecodeError(description: "slowModeSeconds is out of bounds") }
         return Channel(id: try string(o, "id"), type: type, name: try string(o, "name"), members: try strings(o["members"]),
                        distinct: try bool(o, "distinct"), isOneToOne: try bool(o, "isOneToOne"),
                        pushFromBlockedUsers: try bool(o, "pushFromBlockedUsers"), createdAt: try int(o, "createdAt"),
-                       createdBy: try string(o, "createdBy"), inviterViews: views)
+                       createdBy: try string(o, "createdBy"), inviterViews: views, roles: roles,
+                       frozen: o["frozen"]?.boolValue ?? false, slowModeSeconds: Int(slowMode), bans: bans, mutes: mutes)
+    }
+
+    private static func write(_ ban: Ban, to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("shadow"); w.bool(ban.shadow)
+        w.key("untilMs"); if let until = ban.untilMs { w.int(until) } else { w.null() }
+        w.endObject()
+    }
+
+    private static func ban(_ o: JSONObject) throws(DecodeError) -> Ban {
+        Ban(shadow: try bool(o, "shadow"), untilMs: o["untilMs"]?.int64Value)
+    }
+
+    private static func write(_ flag: Flag, to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("channelId"); w.string(flag.channelID)
+        w.key("seq"); w.int(flag.seq)
+        w.key("messageId"); w.string(flag.messageID)
+        w.key("reporterId"); w.string(flag.reporterID)
+        w.key("senderId"); w.string(flag.senderID)
+        w.key("reason"); w.string(flag.reason)
+        w.key("createdAt"); w.int(flag.createdAt)
+        w.endObject()
+    }
+
+    private static func flag(_ o: JSONObject) throws(DecodeError) -> Flag {
+        Flag(channelID: try string(o, "channelId"), seq: try int(o, "seq"), messageID: try string(o, "messageId"),
+             reporterID: try string(o, "reporterId"), senderID: try string(o, "senderId"), reason: try string(o, "reason"),
+             createdAt: try int(o, "createdAt"))
     }
 
     private static func write(_ message: Message, to w: inout JSONWriter) {

@@ -12,7 +12,7 @@ extension ChatEngine {
             switch event.result {
             case .message(let message): stored = message
             case .existingMessage(let message): stored = message
-            case .done, .changed, .unchanged, .refused: return []
+            case .done, .changed, .unchanged, .refused, .flag: return []
             }
             guard let channel = directory.channels[stored.channelID] else { return [] }
             if case .message = event.result { counters.stored += 1 }
@@ -53,6 +53,9 @@ extension ChatEngine {
             user.deactivated = deactivated
             directory.upsert(user)
             return deactivated ? [.closeSessions(sessions.sessions(of: id), .deactivated)] : []
+        case .insertFlag:
+            // Flags are read from the store and pushed by the node that stored them.
+            return []
         }
     }
 }
