@@ -14,6 +14,9 @@ public struct ChatDirectory: Sendable {
     private var versions: [ChannelID: Int64] = [:]
     /// For members the newest message is hidden from: the newest message each of them sees (nil: none).
     private var lastVisible: [ChannelID: [UserID: Message?]] = [:]
+    /// §16: users shadow-banned app-wide (their ban on record), and for each user who muted it.
+    public private(set) var shadowBannedUsers: Set<UserID> = []
+    private var muters: [UserID: Set<UserID>] = [:]
     /// Users with at least one live connection, and the members of each group
     /// channel without one (the push candidates), kept current incrementally.
     private var online: Set<UserID> = []
@@ -43,7 +46,10 @@ public struct ChatDirectory: Sendable {
                               blockingMode: DeliveryPolicy.Mode = .standard, versions: [ChannelID: Int64] = [:]) {
         isStrict = blockingMode == .strict
         self.versions = versions
-        for user in users { self.users[user.id] = user }
+        for user in users {
+            self.users[user.id] = user
+            indexModeration(of: user, before: nil)
+        }
         sortedUserIDs = self.users.keys.sorted()
         for message in lastMessages {
             lastMessage[message.channelID] = message
@@ -51,7 +57,10 @@ public struct ChatDirectory: Sendable {
         }
         for channel in channels { insert(channel) }
         for message in lastMessages {
-            if let hidden = message.hiddenFrom { self.lastVisible[message.channelID, default: [:]][hidden] = .some(nil) }
+            // Until the store names what the member sees instead (`lastVisible`): nothing.
+            if let hidden = message.hiddenFrom, hidden != Message.hiddenFromEveryone {
+                self.lastVisible[message.channelID, default: [:]][hidden] = .some(nil)
+            }
         }
         for (viewer, message) in lastVisible {
             self.lastVisible[message.channelID, default: [:]][viewer] = message
@@ -61,6 +70,10 @@ public struct ChatDirectory: Sendable {
         for mark in readMarks { reads.load(mark.userID, channel: mark.channelID, lastReadSeq: mark.lastReadSeq) }
         for header in messagesAfterMarks {
             if header.deleted {
+                reads.uncountedAnywhere(header.seq, channel: header.channelID)
+                continue
+            }
+            if header.hiddenFrom == Message.hiddenFromEveryone {
                 reads.uncountedAnywhere(header.seq, channel: header.channelID)
                 continue
             }
@@ -149,9 +162,37 @@ public struct ChatDirectory: Sendable {
     }
 
     public mutating func upsert(_ user: User) {
-        if users.updateValue(user, forKey: user.id) == nil {
+        let before = users.updateValue(user, forKey: user.id)
+        indexModeration(of: user, before: before)
+        if before == nil {
             sortedUserIDs.insert(user.id, at: Self.firstIndex(after: user.id, in: sortedUserIDs, orEqual: true))
         }
+    }
+
+    private mutating func indexModeration(of user: User, before: User?) {
+        if user.ban?.shadow == true { shadowBannedUsers.insert(user.id) } else { shadowBannedUsers.remove(user.id) }
+        guard user.mutedUsers != before?.mutedUsers ?? [] else { return }
+        for muted in (before?.mutedUsers ?? []).subtracting(user.mutedUsers) { muters[muted]?.remove(user.id) }
+        for muted in user.mutedUsers { muters[muted, default: []].insert(user.id) }
+    }
+
+    /// Users who muted `user` (§16).
+    public func muters(of user: UserID) -> Set<UserID> { muters[user] ?? [] }
+
+    /// Members of `channel` whose shadow ban is on record, in the channel or app-wide (§16):
+    /// what they produce reaches nobody else.
+    public func shadowBanned(in channel: Channel) -> Set<UserID> {
+        var banned: Set<UserID> = []
+        for (user, ban) in channel.bans where ban.shadow { banned.insert(user) }
+        for user in shadowBannedUsers where userChannels[user]?.contains(channel.id) == true { banned.insert(user) }
+        return banned
+    }
+
+    /// Whether `user`'s shadow ban (channel or app-wide) is in force at `now`.
+    public func isShadowBanned(_ user: UserID, in channel: Channel, at now: Milliseconds) -> Bool {
+        if channel.ban(on: user, at: now)?.shadow == true { return true }
+        guard let ban = users[user]?.ban, ban.shadow else { return false }
+        return ban.isInForce(at: now)
     }
 
     /// The first index whose id is greater than `id` (or not less, with `orEqual`): binary search.
@@ -206,8 +247,10 @@ public struct ChatDirectory: Sendable {
     public func channelIDs(of user: UserID) -> Set<ChannelID> { userChannels[user] ?? [] }
 
     /// A channel the user may see: a group it belongs to, or any open channel.
+    /// A plain ban on record hides the channel from its user (§16).
     public func visibleChannel(_ id: ChannelID, to user: UserID) throws(ChatError) -> Channel {
-        guard let channel = channels[id], channel.type == .open || channel.members.contains(user) else {
+        guard let channel = channels[id], channel.type == .open || channel.members.contains(user),
+              channel.bans[user].map({ $0.shadow }) ?? true else {
             throw ChatError(.channelNotFound, "no channel \(id)")
         }
         return channel
@@ -314,6 +357,9 @@ public struct ChatDirectory: Sendable {
         var added: [UserID] = []
         for invitee in invitees where !declined.contains(invitee) && !channel.members.contains(invitee) && !added.contains(invitee) {
             guard users[invitee] != nil else { throw ChatError(.userNotFound, "no user \(invitee)") }
+            if let ban = channel.bans[invitee], !ban.shadow {
+                throw ChatError(.forbidden, "\(invitee) is banned from this channel")
+            }
             added.append(invitee)
         }
         guard !added.isEmpty || !shown.isEmpty else { return (channel, [], false) }
@@ -393,6 +439,10 @@ public struct ChatDirectory: Sendable {
     public mutating func record(_ message: Message, hiddenFor: Set<UserID> = []) {
         let channel = message.channelID
         advanceVersion(of: channel, to: message.version)
+        if message.hiddenFrom == Message.hiddenFromEveryone {
+            recordHiddenFromEveryone(message)
+            return
+        }
         if messagesBySender != nil {
             // Strict mode: views are derived from the relations at view time.
             messagesBySender?.record(message)
@@ -409,6 +459,21 @@ public struct ChatDirectory: Sendable {
         lastMessage[channel] = message
         hidden.insert(message.senderID)
         reads.uncounted(message.seq, channel: channel, for: hidden)
+    }
+
+    /// A message only its sender sees (§16 shadow ban): the newest for the sender; everyone
+    /// else keeps what they saw (kept under `hiddenFromEveryone` until a message for
+    /// everyone comes), and it counts as unread for nobody.
+    private mutating func recordHiddenFromEveryone(_ message: Message) {
+        let channel = message.channelID
+        var views = lastVisible[channel] ?? [:]
+        if views[Message.hiddenFromEveryone] == nil {
+            views[Message.hiddenFromEveryone] = .some(lastMessage(of: channel, for: Message.hiddenFromEveryone))
+        }
+        views[message.senderID] = nil
+        lastVisible[channel] = views
+        lastMessage[channel] = message
+        reads.uncounted(message.seq, channel: channel, for: channels[channel]?.members ?? [])
     }
 
     /// Moves `user`'s read mark in a channel to `seq` if that is later (a committed
@@ -452,12 +517,12 @@ public struct ChatDirectory: Sendable {
             lastMessage[channel] = message
         }
         if var views = lastVisible[channel] {
-            for (viewer, visible) in views where visible?.seq == message.seq && viewer != message.hiddenFrom {
+            for (viewer, visible) in views where visible?.seq == message.seq && !message.isHidden(from: viewer) {
                 views[viewer] = .some(message)
             }
             lastVisible[channel] = views
         }
-        if message.isDeleted {
+        if message.isDeleted || message.hiddenFrom == Message.hiddenFromEveryone {
             reads.uncountedAnywhere(message.seq, channel: channel)
             messagesBySender?.forget(message.seq, of: message.senderID, in: channel)
         } else if let hidden = message.hiddenFrom {
@@ -478,10 +543,14 @@ public struct ChatDirectory: Sendable {
         if let messagesBySender {
             guard let newest = lastMessage[channelID] else { return nil }
             let cut = blockedEitherWay(with: viewer)
-            if newest.senderID == viewer || (newest.hiddenFrom != viewer && !cut.contains(newest.senderID)) { return newest }
+            if newest.senderID == viewer || (!newest.isHidden(from: viewer) && !cut.contains(newest.senderID)) { return newest }
             return messagesBySender.newestVisible(in: channelID, to: viewer, hides: cut.contains)
         }
-        if let fallback = lastVisible[channelID]?[viewer] { return fallback }
+        let views = lastVisible[channelID]
+        if let fallback = views?[viewer] { return fallback }
+        if let newest = lastMessage[channelID], newest.isHidden(from: viewer), let others = views?[Message.hiddenFromEveryone] {
+            return others
+        }
         return lastMessage[channelID]
     }
 

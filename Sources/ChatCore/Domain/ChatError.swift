@@ -18,6 +18,8 @@ public enum ErrorCode: String, Sendable, Equatable {
     case messageNotFound = "ERR_MESSAGE_NOT_FOUND"
     case messageDeleted = "ERR_MESSAGE_DELETED"
     case tooManyReactions = "ERR_TOO_MANY_REACTIONS"
+    case channelFrozen = "ERR_CHANNEL_FROZEN"
+    case slowMode = "ERR_SLOW_MODE"
 }
 
 /// A request that failed, as sent in an `error` reply.

@@ -40,6 +40,9 @@ public struct ChannelMute: Sendable, Equatable {
 
 /// A report of one message (`message.flag`), for the app's backend.
 public struct Flag: Sendable, Equatable {
+    /// In characters of `reason`.
+    public static let maxReasonLength = 500
+
     /// Assigned by the store, ascending: the admin API pages by it.
     public var id: Int64
     public var channelID: ChannelID
@@ -60,5 +63,26 @@ public struct Flag: Sendable, Equatable {
         self.senderID = senderID
         self.reason = reason
         self.createdAt = createdAt
+    }
+
+    /// Its fields as the admin API and the push sink show them (without `type`).
+    public func writeFields(to w: inout JSONWriter) {
+        w.key("channelId"); w.string(channelID)
+        w.key("seq"); w.int(seq)
+        w.key("messageId"); w.string(messageID)
+        w.key("reporterId"); w.string(reporterID)
+        w.key("senderId"); w.string(senderID)
+        w.key("reason"); w.string(reason)
+        w.key("createdAt"); w.int(createdAt)
+    }
+
+    /// `{"type":"flag","channelId","seq","messageId","reporterId","senderId","reason","createdAt"}`
+    public var sinkJSON: [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("type"); w.string("flag")
+        writeFields(to: &w)
+        w.endObject()
+        return w.bytes
     }
 }

@@ -68,7 +68,7 @@ extension ChatEngine {
     mutating func replyCountEvents(_ parent: MessageState, reply: Message, in channel: Channel,
                                    excluding: SessionID?) -> [EngineEffect] {
         var also = [reply.senderID]
-        if let hidden = reply.hiddenFrom { also.append(hidden) }
+        if let hidden = reply.hiddenFrom, hidden != Message.hiddenFromEveryone { also.append(hidden) }
         return publishPerViewer(channel, state: parent, ownReactions: true, also: also, excluding: excluding) { viewer in
             guard viewer.sees(parent.message), viewer.seesReply(sender: reply.senderID, hiddenFrom: reply.hiddenFrom),
                   viewer.hears(reply.senderID) else { return nil }
@@ -91,8 +91,10 @@ extension ChatEngine {
                                            payload: (MessageViewer) -> [UInt8]?) -> [EngineEffect] {
         var judged = relatedMembers(of: channel)
         judged.formUnion(also)
-        if let hidden = state.message.hiddenFrom { judged.insert(hidden) }
+        if let hidden = state.message.hiddenFrom, hidden != Message.hiddenFromEveryone { judged.insert(hidden) }
         judged.insert(state.message.senderID)
+        // Shadow-banned members see their own reactions and replies; nobody else does.
+        judged.formUnion(directory.shadowBanned(in: channel))
         var byOwnReactions: [[String]: Set<UserID>] = [:]
         if ownReactions {
             var reactors: Set<UserID> = []
@@ -104,13 +106,15 @@ extension ChatEngine {
         var effects: [EngineEffect] = []
         var skipped = Set(judged.union(skipping).map { number(for: $0) })
         for users in byOwnReactions.values { for user in users { skipped.insert(number(for: user)) } }
-        let plain = MessageViewer(user: "", hideBlocked: false, kind: channel.kind, mode: settings.blockingMode)
+        let plain = MessageViewer(user: "", hideBlocked: false, kind: channel.kind, mode: settings.blockingMode,
+                                  relations: shadowRelations(in: channel, seenBy: ""))
         if let shared = payload(plain) {
             effects.append(.publishChange(channel.id, payload: shared, skipping: skipped, excluding: excluding))
         }
         for users in byOwnReactions.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }).map(\.value) {
             guard let first = users.min() else { continue }
-            let viewer = MessageViewer(user: first, hideBlocked: false, kind: channel.kind, mode: settings.blockingMode)
+            let viewer = MessageViewer(user: first, hideBlocked: false, kind: channel.kind, mode: settings.blockingMode,
+                                       relations: shadowRelations(in: channel, seenBy: first))
             if let bytes = payload(viewer) {
                 effects.append(.publishChangeToUsers(channel.id, payload: bytes, users: Set(users.map { number(for: $0) }),
                                                      excluding: excluding))

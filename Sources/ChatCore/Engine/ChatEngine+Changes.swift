@@ -5,6 +5,8 @@ public enum RequestedChange: Sendable, Equatable {
     case delete
     case addReaction(String)
     case removeReaction(String)
+    /// `message.flag` (§16): a report for the backend, not a change of the message.
+    case flag(reason: String)
 }
 
 /// A change request from one connection: whom it answers and how that connection sees.
@@ -147,12 +149,21 @@ extension ChatEngine {
         }
         let action: MessageChange.Action
         switch request.change {
+        case .flag(let reason):
+            let flag = Flag(channelID: channel.id, seq: message.seq, messageID: message.id, reporterID: request.user,
+                            senderID: message.senderID, reason: reason, createdAt: request.now)
+            let write = nextWriteID()
+            flagWrites[write] = request.requester
+            return [.persist(write, .insertFlag(flag))]
         case .edit(let edit):
             guard message.senderID == request.user else {
                 return [.reply(request.requester, .failure(ChatError(.forbidden, "only the author may edit a message")))]
             }
             var hideFrom: UserID?
-            if channel.kind == .oneToOne, message.hiddenFrom == nil,
+            if directory.isShadowBanned(request.user, in: channel, at: request.now) {
+                // Said now by a shadow-banned author: heard by nobody else from now on (§16).
+                if message.hiddenFrom != Message.hiddenFromEveryone { hideFrom = Message.hiddenFromEveryone }
+            } else if channel.kind == .oneToOne, message.hiddenFrom == nil,
                let other = channel.members.first(where: { $0 != request.user }),
                DeliveryPolicy.hiddenForever(kind: .oneToOne, mode: settings.blockingMode,
                                             relation: relation(sender: request.user, recipient: other)) {

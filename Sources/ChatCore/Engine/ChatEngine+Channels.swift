@@ -4,7 +4,14 @@ public enum ChannelCommand: Sendable, Equatable {
     case invite(ChannelID, [UserID])
     case join(ChannelID)
     case leave(ChannelID)
-    case update(ChannelID, name: String?, pushFromBlockedUsers: Bool?)
+    /// `frozen` and `slowModeSeconds` are for owners, moderators and the backend (§16).
+    case update(ChannelID, name: String?, pushFromBlockedUsers: Bool?, frozen: Bool? = nil, slowModeSeconds: Int? = nil)
+    /// §16: an owner names a role; owners and moderators ban and unban; a member mutes the
+    /// channel for itself (nil: unmutes).
+    case setRole(ChannelID, UserID, ChannelRole)
+    case ban(ChannelID, UserID, Ban)
+    case unban(ChannelID, UserID)
+    case mute(ChannelID, ChannelMute?)
     /// The app's backend creates a channel with its own id (or one the engine makes) and
     /// members and no creator (PROTOCOL.md §10 `POST /v1/admin/channels`).
     case define(ChannelID?, type: ChannelType, members: [UserID], name: String, distinct: Bool, pushFromBlockedUsers: Bool)
@@ -29,6 +36,9 @@ struct ChannelWrite: Sendable {
     var viewer: UserID?
     /// The busy keys the write holds (the channel; a distinct create also its member set).
     var keys: [String]
+    /// Who gets `channel.updated` when not the usual members (§16: a mute tells only its
+    /// member, a shadow ban only those who moderate).
+    var told: [UserID]? = nil
 }
 
 extension ChatEngine {
@@ -89,12 +99,17 @@ extension ChatEngine {
             let channel = try directory.planLeave(channelID, user: user)
             return write(.updateChannel(channel), channel, added: [], removed: [user], for: request, keys: [channelID],
                          answersEmpty: true)
-        case .update(let channelID, let name, let push):
+        case .update(let channelID, let name, let push, let frozen, let slowMode):
             if park(request, on: channelID) { return [] }
             // The backend (admin API) may change any channel; a client only its own options (§4).
             let actor: UserID? = request.requester.session == nil ? nil : user
-            let channel = try directory.planUpdate(channelID, by: actor, name: name, pushFromBlockedUsers: push)
+            var channel = try directory.planUpdate(channelID, by: actor, name: name, pushFromBlockedUsers: push)
+            if frozen != nil || slowMode != nil {
+                channel = try directory.planSettings(channel, by: actor, frozen: frozen, slowModeSeconds: slowMode)
+            }
             return write(.updateChannel(channel), channel, added: [], removed: [], for: request, keys: [channelID])
+        case .setRole, .ban, .unban, .mute:
+            return try planModeration(request)
         case .define(let givenID, let type, let members, let name, let distinct, let push):
             let channelID = givenID ?? ids.make(prefix: "c_", at: request.now)
             if park(request, on: channelID) { return [] }
@@ -121,18 +136,19 @@ extension ChatEngine {
     }
 
     /// Keeps `request` for later when `key` has a write in flight.
-    private mutating func park(_ request: ChannelRequest, on key: String) -> Bool {
+    mutating func park(_ request: ChannelRequest, on key: String) -> Bool {
         guard busyChannels[key] != nil else { return false }
         busyChannels[key]?.append(request)
         return true
     }
 
-    private mutating func write(_ change: StoreWrite, _ channel: Channel, added: [UserID], removed: [UserID],
-                                for request: ChannelRequest, keys: [String], answersEmpty: Bool = false) -> [EngineEffect] {
+    mutating func write(_ change: StoreWrite, _ channel: Channel, added: [UserID], removed: [UserID],
+                        for request: ChannelRequest, keys: [String], answersEmpty: Bool = false,
+                        told: [UserID]? = nil) -> [EngineEffect] {
         let id = nextWriteID()
         for key in keys where busyChannels[key] == nil { busyChannels[key] = [] }
         channelWrites[id] = ChannelWrite(channel: channel, added: added, removed: removed, requester: request.requester,
-                                         viewer: answersEmpty ? nil : request.user, keys: keys)
+                                         viewer: answersEmpty ? nil : request.user, keys: keys, told: told)
         return [.persist(id, change)]
     }
 
@@ -151,7 +167,8 @@ extension ChatEngine {
             if !write.removed.isEmpty { effects.append(.removeFromChannel(write.removed, channel.id)) }
             // In an open channel a join or leave is told only to whoever joined (their other
             // connections): what one participant's request sends to others stays bounded.
-            let told = channel.type == .open && !(write.added.isEmpty && write.removed.isEmpty) ? write.added : channel.members
+            let told = write.told
+                ?? (channel.type == .open && !(write.added.isEmpty && write.removed.isEmpty) ? write.added : channel.members)
             if let viewer = write.viewer {
                 effects.append(.reply(write.requester, .result(encode(channel, for: viewer))))
                 effects += announce(channel, to: told, excluding: write.requester.session)
@@ -184,9 +201,12 @@ extension ChatEngine {
         var shown = channel.seen(by: viewer)
         let memberCount = shown.members.count
         if channel.type == .open && !viewer.isEmpty { shown.members = shown.members.contains(viewer) ? [viewer] : [] }
+        // Bans are for those who moderate (and the backend): a shadow ban is never shown to its user.
+        let bans = viewer.isEmpty || channel.role(of: viewer).moderates ? channel.bans : nil
         WireEncoding.write(shown, memberCount: memberCount, lastMessage: directory.lastMessage(of: channel.id, for: viewer),
                            lastActivityAt: directory.lastActivity(of: channel, for: viewer), lastReadSeq: read.lastReadSeq,
-                           unreadCount: read.unreadCount, version: directory.version(of: channel.id), to: &w)
+                           unreadCount: read.unreadCount, version: directory.version(of: channel.id),
+                           muted: channel.mutes[viewer] != nil, bans: bans, to: &w)
         return w.bytes
     }
 
@@ -206,7 +226,8 @@ extension ChatEngine {
             let lastSeen = directory.lastMessage(of: channel.id, for: member)?.id ?? ""
             let members = channel.inviterViews[member] == nil && !ownView ? "" : "\u{1E}" + member
             let read = directory.readState(of: channel.id, for: member)
-            let view = lastSeen + members + "\u{1E}\(read.lastReadSeq)\u{1E}\(read.unreadCount)"
+            let moderation = (channel.mutes[member] != nil ? "m" : "") + (channel.role(of: member).moderates ? "b" : "")
+            let view = lastSeen + members + "\u{1E}\(read.lastReadSeq)\u{1E}\(read.unreadCount)\u{1E}" + moderation
             if byView[view] == nil { order.append(view) }
             byView[view, default: []].append(member)
         }

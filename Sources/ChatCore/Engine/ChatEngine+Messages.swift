@@ -7,6 +7,8 @@ public struct MessageOrigin: Sendable, Equatable {
     public var related: Set<UserNumber>?
     public var kind: DeliveryPolicy.ChannelKind
     public var mode: DeliveryPolicy.Mode
+    /// Recipients who never get it, whatever the blocks (a typing user's muters, §16).
+    public var silenced: Set<UserNumber>? = nil
 }
 
 /// A sender's `clientMessageId`.
@@ -252,8 +254,22 @@ extension ChatEngine {
             let error = ChatError(.channelNotFound, "no channel \(send.channelID)")
             return [.reply(send.requester, .failure(error))] + (key.map { settle($0, with: .failure(error)) } ?? [])
         }
+        if let refusal = ModerationPolicy.sendRefusal(role: channel.role(of: send.sender), frozen: channel.frozen,
+                                                      slowModeSeconds: channel.slowModeSeconds,
+                                                      lastSentAt: slowModeSends[SlowModeKey(channel: channel.id, user: send.sender)],
+                                                      now: now) {
+            effects.append(.reply(send.requester, .failure(refusal)))
+            if let key { effects += settle(key, with: .failure(refusal)) }
+            return effects
+        }
+        if channel.slowModeSeconds > 0 && !channel.role(of: send.sender).moderates {
+            recordSlowModeSend(SlowModeKey(channel: channel.id, user: send.sender), at: now)
+        }
         var hiddenFrom: UserID?
-        if channel.kind == .oneToOne, let other = channel.members.first(where: { $0 != send.sender }),
+        if directory.isShadowBanned(send.sender, in: channel, at: now) {
+            // Stored and answered as ever, heard by nobody else (§16).
+            hiddenFrom = Message.hiddenFromEveryone
+        } else if channel.kind == .oneToOne, let other = channel.members.first(where: { $0 != send.sender }),
            DeliveryPolicy.hiddenForever(kind: .oneToOne, mode: settings.blockingMode,
                                         relation: relation(sender: send.sender, recipient: other)) {
             // Stored hidden from a recipient who blocked the sender (§5, 1-to-1).
@@ -312,8 +328,11 @@ extension ChatEngine {
         let relations = senderRelations(stored.senderID, in: channel)
         directory.record(stored, hiddenFor: relations.listUnmoved)
         var effects: [EngineEffect] = []
-        // Open channels deliver at most N a second live; the rest is in history only (§6).
-        if channel.kind != .open || openChannelRates?.admit(channel.id, now: monotonicNow) ?? true {
+        if stored.hiddenFrom == Message.hiddenFromEveryone {
+            // Its sender's other connections only (§16), whatever the channel's pace.
+            let event = WireEncoding.event("message.new", capacity: 64 + json.count) { $0.raw(bytes: json) }
+            effects.append(.publishToUsers([stored.senderID], payload: event, excluding: excluding))
+        } else if channel.kind != .open || openChannelRates?.admit(channel.id, now: monotonicNow) ?? true {
             let origin = MessageOrigin(sender: number(for: stored.senderID), hiddenFrom: stored.hiddenFrom.map { number(for: $0) },
                                        related: relations.related, kind: channel.kind, mode: settings.blockingMode)
             let event = WireEncoding.event("message.new", capacity: 64 + json.count) { $0.raw(bytes: json) }
@@ -390,8 +409,11 @@ extension ChatEngine {
     private func pushEvents(for message: Message, in channel: Channel) -> [PushEvent] {
         guard channel.kind != .open else { return [] }
         var events: [PushEvent] = []
-        for member in directory.offlineMembers(of: channel.id) where member != message.senderID && member != message.hiddenFrom {
-            let relation = relation(sender: message.senderID, recipient: member)
+        for member in directory.offlineMembers(of: channel.id) where member != message.senderID && !message.isHidden(from: member) {
+            // A member who muted the channel gets no push from it (§16).
+            if channel.mutes[member]?.isInForce(at: message.createdAt) == true { continue }
+            var relation = relation(sender: message.senderID, recipient: member)
+            relation.recipientMutedSender = directory.users[member]?.mutedUsers.contains(message.senderID) == true
             if DeliveryPolicy.pushes(kind: channel.kind, mode: settings.blockingMode, relation: relation,
                                      pushFromBlockedUsers: channel.pushFromBlockedUsers) {
                 events.append(PushEvent(userID: member, message: message, mentioned: message.mentionedUserIDs.contains(member)))

@@ -1,4 +1,65 @@
+/// A member's last accepted send in a channel in slow mode.
+struct SlowModeKey: Hashable, Sendable {
+    var channel: ChannelID
+    var user: UserID
+}
+
+/// PROTOCOL.md §16 in the engine: the channel's moderation goes through the channel write
+/// path (one change at a time per channel, state only with the commit, replicated with the
+/// channel row), user mutes and app-wide bans through the user's row.
 extension ChatEngine {
     /// §16: `slowModeSeconds` runs from 0 (off) to an hour.
     public static let maxSlowModeSeconds = 3600
+
+    /// Entries of the slow-mode table past which those older than any slow mode are dropped.
+    static let slowModeTableBound = 10_000
+
+    mutating func planModeration(_ request: ChannelRequest) throws(ChatError) -> [EngineEffect] {
+        // The backend (admin API) acts as itself; a client as a member with its role.
+        let actor: UserID? = request.requester.session == nil && request.user.isEmpty ? nil : request.user
+        switch request.command {
+        case .setRole(let channelID, let target, let role):
+            if park(request, on: channelID) { return [] }
+            let channel = try directory.planSetRole(channelID, user: target, role: role, by: actor)
+            return write(.updateChannel(channel), channel, added: [], removed: [], for: request, keys: [channelID])
+        case .ban(let channelID, let target, let ban):
+            if park(request, on: channelID) { return [] }
+            let plan = try directory.planBan(channelID, user: target, ban: ban, by: actor)
+            // A plain ban changes who is in: the members hear it. A shadow ban is told only to
+            // those who moderate, so nothing reaches its user.
+            let told = ban.shadow ? directory.moderators(of: plan.channel) : plan.channel.members
+            return write(.updateChannel(plan.channel), plan.channel, added: [], removed: plan.removed, for: request,
+                         keys: [channelID], answersEmpty: true, told: told)
+        case .unban(let channelID, let target):
+            if park(request, on: channelID) { return [] }
+            let channel = try directory.planUnban(channelID, user: target, by: actor)
+            return write(.updateChannel(channel), channel, added: [], removed: [], for: request, keys: [channelID],
+                         answersEmpty: true, told: directory.moderators(of: channel))
+        case .mute(let channelID, let mute):
+            if park(request, on: channelID) { return [] }
+            let channel = try directory.planMute(channelID, by: request.user, mute: mute)
+            // Told to the member's own connections only: a mute is never shown to anyone else.
+            return write(.updateChannel(channel), channel, added: [], removed: [], for: request, keys: [channelID],
+                         told: [request.user])
+        default:
+            return []
+        }
+    }
+
+    /// A flag stored: `{}` to its reporter, and the flag to the push sink (§16).
+    mutating func flagCommitted(_ requester: Requester, _ outcome: WriteOutcome) -> [EngineEffect] {
+        guard case .committed(.flag(let flag)) = outcome else {
+            return [.reply(requester, .failure(ChatError(.internalError, "storage failed; retry")))]
+        }
+        return [.reply(requester, .result(Self.emptyObject)), .pushFlag(flag)]
+    }
+
+    /// Remembers an accepted send of a member in a slow-mode channel, dropping entries no
+    /// slow mode can still refuse once the table grows.
+    mutating func recordSlowModeSend(_ key: SlowModeKey, at now: Milliseconds) {
+        slowModeSends[key] = now
+        guard slowModeSends.count > Self.slowModeTableBound else { return }
+        let horizon = now - Milliseconds(Self.maxSlowModeSeconds) * 1000
+        slowModeSends = slowModeSends.filter { $0.value > horizon }
+    }
 }

@@ -116,7 +116,9 @@ extension ChatEngine {
         case .standard:
             if channel.kind == .oneToOne { withheld = directory.blocks.blocked(by: reader) }
         }
-        let recipients = withheld.isEmpty ? channel.members : channel.members.filter { !withheld.contains($0) }
+        var recipients = withheld.isEmpty ? channel.members : channel.members.filter { !withheld.contains($0) }
+        // A shadow-banned reader's marks reach its own connections only (§16).
+        if directory.shadowBanned(in: channel).contains(reader) { recipients = [reader] }
         counters.readEvents += 1
         let payload = WireEncoding.event("channel.read") { w in
             w.beginObject()

@@ -44,7 +44,12 @@ extension ChatEngine {
             let told = channel.type == .open && !(added.isEmpty && removed.isEmpty) ? added : channel.members
             return effects + announce(channel, to: told, excluding: nil)
         case .upsertUser(let user):
+            let before = directory.users[user.id]?.ban
             directory.upsert(user)
+            // An app-wide plain ban made on another node closes this node's connections too.
+            if let ban = user.ban, !ban.shadow, ban != before {
+                return [.closeSessions(sessions.sessions(of: user.id), .banned)]
+            }
             return []
         case .markRead(let channelID, let userID, let seq):
             return readMarkReplicated(channelID, user: userID, seq: seq, monotonicNow: monotonicNow)

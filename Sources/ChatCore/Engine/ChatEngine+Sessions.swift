@@ -10,6 +10,9 @@ extension ChatEngine {
         if directory.users[request.user]?.deactivated == true {
             return [.sessionRefused(request.id, .deactivated)]
         }
+        if let ban = directory.users[request.user]?.ban, !ban.shadow, ban.isInForce(at: now) {
+            return [.sessionRefused(request.id, .banned)]
+        }
         let live = sessions.count(of: request.user)
         if live >= settings.maxConnectionsPerUser {
             return [.sessionRefused(request.id, .tooManyConnections(live: live))]

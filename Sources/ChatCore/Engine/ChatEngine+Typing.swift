@@ -81,15 +81,22 @@ extension ChatEngine {
     private mutating func typingFanOut(started: Bool, in channel: Channel, from user: UserID,
                                        excluding: SessionID?) -> EngineEffect {
         let name = started ? "typing.start" : "typing.stop"
-        let relations = senderRelations(user, in: channel)
-        let origin = MessageOrigin(sender: number(for: user), hiddenFrom: nil, related: relations.related,
-                                   kind: channel.kind, mode: settings.blockingMode)
         let payload = WireEncoding.event(name) { w in
             w.beginObject()
             w.key("channelId"); w.string(channel.id)
             w.key("userId"); w.string(user)
             w.endObject()
         }
+        // A shadow-banned user's typing reaches its own connections only (§16).
+        if directory.shadowBanned(in: channel).contains(user) {
+            return .publishToUsers([user], payload: payload, excluding: excluding)
+        }
+        let relations = senderRelations(user, in: channel)
+        // Nor does a muted user's reach its muters.
+        let muters = directory.muters(of: user).filter { directory.channelIDs(of: $0).contains(channel.id) }
+        let origin = MessageOrigin(sender: number(for: user), hiddenFrom: nil, related: relations.related,
+                                   kind: channel.kind, mode: settings.blockingMode,
+                                   silenced: muters.isEmpty ? nil : Set(muters.map { number(for: $0) }))
         return .publishMessage(channel.id, payload: payload, origin: origin, excluding: excluding)
     }
 }

@@ -4,6 +4,12 @@ public enum UserChange: Sendable, Equatable {
     case profile(name: String?, image: String?, metadata: [String: String]?)
     /// The admin API's deactivation: live connections close (4002), new ones are refused.
     case deactivate
+    /// `user.mute` / `user.unmute` of `ids` (existing users other than the user itself),
+    /// answered per id with `refused` for the others (§16, like `user.block`).
+    case mute(ids: [UserID], muted: Bool, refused: [UserID: String])
+    /// The admin API's app-wide ban (nil: lifted). A plain ban closes live connections
+    /// (4003) and refuses new ones; a shadow ban is never shown to its user.
+    case ban(Ban?)
 
     func apply(to user: inout User) {
         switch self {
@@ -13,7 +19,21 @@ public enum UserChange: Sendable, Equatable {
             if let metadata { user.metadata = metadata }
         case .deactivate:
             user.deactivated = true
+        case .mute(let ids, let muted, _):
+            for id in ids {
+                if muted { user.mutedUsers.insert(id) } else { user.mutedUsers.remove(id) }
+            }
+        case .ban(let ban):
+            user.ban = ban
         }
+    }
+
+    /// The per-id results of a mute request.
+    var results: [UserID: String]? {
+        guard case .mute(let ids, _, let refused) = self else { return nil }
+        var results = refused
+        for id in ids { results[id] = "success" }
+        return results
     }
 }
 
@@ -34,6 +54,8 @@ struct UserWrite: Sendable {
 /// Why the gateway closes a user's live sessions.
 public enum SessionEnd: Sendable, Equatable {
     case deactivated
+    /// An app-wide plain ban (§16, close 4003).
+    case banned
 }
 
 /// A user's profile row is written one write at a time, so the store applies them in the
@@ -60,13 +82,32 @@ extension ChatEngine {
         var row: User
         if let existing = directory.users[request.user] {
             row = existing
-        } else if request.requester.session == nil, request.change != .deactivate {
+        } else if request.requester.session == nil, case .profile = request.change {
             row = User(id: request.user, createdAt: request.now)
         } else {
             return [.reply(request.requester, .failure(ChatError(.userNotFound, "no user \(request.user)")))]
         }
         request.change.apply(to: &row)
         return writeUser(row, UserWrite(user: request.user, request: request))
+    }
+
+    /// `user.mute` / `user.unmute` (§16): each id answered like `user.block`; the mutes are
+    /// the user's own row, written like a profile change.
+    public mutating func muteUsers(_ ids: [UserID], muted: Bool, by user: UserID, for requester: Requester,
+                                   now: Milliseconds) -> [EngineEffect] {
+        var valid: [UserID] = []
+        var refused: [UserID: String] = [:]
+        for id in ids {
+            if id == user {
+                refused[id] = ErrorCode.badRequest.rawValue
+            } else if directory.users[id] == nil {
+                refused[id] = ErrorCode.userNotFound.rawValue
+            } else if !valid.contains(id) {
+                valid.append(id)
+            }
+        }
+        guard !valid.isEmpty else { return [.reply(requester, .blockResults(refused))] }
+        return changeUser(user, .mute(ids: valid, muted: muted, refused: refused), for: requester, now: now)
     }
 
     /// Applies what a connect or a disconnect learned (the token's name and image, `lastSeenAt`)
@@ -124,6 +165,13 @@ extension ChatEngine {
                 if request.change == .deactivate {
                     effects.append(.closeSessions(sessions.sessions(of: id), .deactivated))
                     effects.append(.reply(request.requester, .result(Self.emptyObject)))
+                } else if case .ban(let ban) = request.change {
+                    if let ban, !ban.shadow, ban.isInForce(at: request.now) {
+                        effects.append(.closeSessions(sessions.sessions(of: id), .banned))
+                    }
+                    effects.append(.reply(request.requester, .result(Self.emptyObject)))
+                } else if let results = request.change.results {
+                    effects.append(.reply(request.requester, .blockResults(results)))
                 } else {
                     effects.append(.reply(request.requester, .result(encode(userView(user, for: id)))))
                 }

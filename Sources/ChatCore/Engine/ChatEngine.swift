@@ -130,6 +130,10 @@ public struct ChatEngine: Sendable {
     var changeReads: [WriteID: ChangesRead] = [:]
     var attributionReads: [WriteID: AttributedPage] = [:]
     public internal(set) var counters = MessageCounters()
+    /// §16: each member's last accepted send per slow-mode channel (on this node), and flag
+    /// writes in flight with whom they answer.
+    var slowModeSends: [SlowModeKey: Milliseconds] = [:]
+    var flagWrites: [WriteID: Requester] = [:]
 
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),
                 settings: Settings = Settings(), ids: IdentifierGenerator = IdentifierGenerator()) {
@@ -161,6 +165,7 @@ public struct ChatEngine: Sendable {
     /// Writes in flight (for tests and metrics).
     public var writesInFlight: Int {
         blockWrites.count + channelWrites.count + userWrites.count + messageWrites.count + readWrites.count + changeWrites.count
+            + flagWrites.count
     }
 
     mutating func nextWriteID() -> WriteID {
@@ -176,6 +181,7 @@ public struct ChatEngine: Sendable {
         if let row = userWrites.removeValue(forKey: write) { return userCommitted(row, outcome) }
         if let mark = readWrites.removeValue(forKey: write) { return readMarkCommitted(mark, outcome, monotonicNow: monotonicNow) }
         if let (change, answer) = changeWrites.removeValue(forKey: write) { return changeCommitted(change, answer, outcome) }
+        if let requester = flagWrites.removeValue(forKey: write) { return flagCommitted(requester, outcome) }
         return []
     }
 }

@@ -101,6 +101,8 @@ public enum EngineEffect: Sendable, Equatable {
     case publishMessage(ChannelID, payload: [UInt8], origin: MessageOrigin, excluding: SessionID?)
     /// Hand push events to the push sink (§9).
     case push([PushEvent])
+    /// Hand a stored flag to the push sink (§16 `{"type":"flag",…}`).
+    case pushFlag(Flag)
     /// In a cluster: tell the other nodes (`TypingRelay`); alone: nothing.
     case relayTyping(started: Bool, ChannelID, user: UserID)
     /// After this long, call `ChatEngine.typingDue(_:user:monotonicNow:)` (a typing state may expire).

@@ -32,7 +32,7 @@ public struct MessageViewer: Sendable {
     /// and every event about it).
     public func sees(_ message: Message) -> Bool {
         if message.senderID == user { return true }
-        if message.hiddenFrom == user { return false }
+        if message.isHidden(from: user) { return false }
         guard let relation = relations[message.senderID] else { return true }
         return DeliveryPolicy.showsInHistory(kind: kind, mode: mode, relation: relation, hideBlocked: hideBlocked)
     }
@@ -48,7 +48,7 @@ public struct MessageViewer: Sendable {
     /// Whether a reply of `sender` stored hidden from `hiddenFrom` counts in `replyCount`.
     public func seesReply(sender: UserID, hiddenFrom: UserID?) -> Bool {
         if sender == user { return true }
-        if hiddenFrom == user { return false }
+        if hiddenFrom == user || hiddenFrom == Message.hiddenFromEveryone { return false }
         guard let relation = relations[sender] else { return true }
         return DeliveryPolicy.showsInHistory(kind: kind, mode: mode, relation: relation, hideBlocked: hideBlocked)
     }
@@ -75,7 +75,7 @@ public struct MessageViewer: Sendable {
             for other in relations.keys where users.contains(other) && !hears(other) { unheard += 1 }
             if unheard > 0 { subtract(unheard, of: kind, from: &message) }
         }
-        if !relations.isEmpty || state.replies.contains(where: { $0.hiddenFrom == user }) {
+        if !relations.isEmpty || state.replies.contains(where: { $0.hiddenFrom != nil }) {
             message.replyCount = state.replies.reduce(0) { $0 + (seesReply(sender: $1.sender, hiddenFrom: $1.hiddenFrom) ? $1.count : 0) }
         }
         return MessageView(message: message, ownReactions: own.sorted())
@@ -125,12 +125,27 @@ public struct MessageView: Sendable, Equatable {
 
 extension ChatEngine {
     /// The viewer of `channel` for one connection of `user`.
+    /// The users it is blocked with, and the channel's shadow-banned members (§16), are
+    /// its relations.
     public func viewer(_ user: UserID, hideBlocked: Bool, in channel: Channel) -> MessageViewer {
-        var relations: [UserID: DeliveryPolicy.Relation] = [:]
+        var relations = shadowRelations(in: channel, seenBy: user)
         for other in directory.blocks.blocked(by: user).union(directory.blocks.blockers(of: user)) where other != user {
-            relations[other] = relation(sender: other, recipient: user)
+            relations[other, default: .none].recipientBlockedSender = directory.blocks.hasBlocked(user, other)
+            relations[other, default: .none].senderBlockedRecipient = directory.blocks.hasBlocked(other, user)
         }
         return MessageViewer(user: user, hideBlocked: hideBlocked, kind: channel.kind, mode: settings.blockingMode,
                              relations: relations)
+    }
+}
+
+extension ChatEngine {
+    /// The channel's shadow-banned members but `viewer`, as senders to it: heard by nobody.
+    func shadowRelations(in channel: Channel, seenBy viewer: UserID) -> [UserID: DeliveryPolicy.Relation] {
+        var relations: [UserID: DeliveryPolicy.Relation] = [:]
+        for banned in directory.shadowBanned(in: channel) where banned != viewer {
+            relations[banned] = DeliveryPolicy.Relation(recipientBlockedSender: false, senderBlockedRecipient: false,
+                                                        senderShadowBanned: true)
+        }
+        return relations
     }
 }

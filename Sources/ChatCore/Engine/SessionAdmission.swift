@@ -37,6 +37,8 @@ public struct SessionSeed: Sendable, Equatable {
 /// Why the engine refused a session.
 public enum SessionRefusalReason: Sendable, Equatable {
     case deactivated
+    /// An app-wide plain ban in force (§16).
+    case banned
     /// The user already holds this many live connections here (the per-user cap).
     case tooManyConnections(live: Int)
 }

@@ -30,7 +30,16 @@ public enum Command: Sendable, Equatable {
     case channelInvite(ChannelID, [UserID])
     case channelJoin(ChannelID)
     case channelLeave(ChannelID)
-    case channelUpdate(ChannelID, name: String?, pushFromBlockedUsers: Bool?)
+    case channelUpdate(ChannelID, name: String?, pushFromBlockedUsers: Bool?, frozen: Bool? = nil, slowModeSeconds: Int? = nil)
+    /// §16 moderation.
+    case channelSetRole(ChannelID, userID: UserID, role: ChannelRole)
+    case channelBan(ChannelID, userID: UserID, Ban)
+    case channelUnban(ChannelID, userID: UserID)
+    /// nil: `channel.unmute`.
+    case channelMute(ChannelID, ChannelMute?)
+    case userMute([UserID])
+    case userUnmute([UserID])
+    case messageFlag(ChannelID, seq: Int64, reason: String)
     /// `parentSeq`: a reply in that message's thread (§15).
     case messageSend(ChannelID, text: String, dataJSON: String?, clientMessageID: String?, parentSeq: Int64? = nil,
                      mentionedUserIDs: [UserID] = [])
@@ -56,6 +65,8 @@ extension Command {
         case .userGet(let id): return [id]
         case .userList(let ids?, _, _, _, _): return ids
         case .userBlock(let ids), .userUnblock(let ids), .presenceSubscribe(let ids): return ids
+        case .userMute(let ids), .userUnmute(let ids): return ids
+        case .channelSetRole(_, let id, _), .channelBan(_, let id, _), .channelUnban(_, let id): return [id]
         case .channelCreate(_, let ids, _, _, _), .channelInvite(_, let ids): return ids
         default: return []
         }

@@ -103,8 +103,41 @@ public enum RequestDecoder {
         case "channel.leave":
             return .channelLeave(try f.requiredString("channelId"))
         case "channel.update":
+            var slowMode: Int?
+            if let seconds = try f.int("slowModeSeconds") {
+                guard seconds >= 0, seconds <= Int64(ChatEngine.maxSlowModeSeconds) else {
+                    throw ChatError(.badRequest, "slowModeSeconds must be 0 to \(ChatEngine.maxSlowModeSeconds)")
+                }
+                slowMode = Int(seconds)
+            }
             return .channelUpdate(try f.requiredString("channelId"), name: try f.string("name"),
-                                  pushFromBlockedUsers: try f.bool("pushFromBlockedUsers"))
+                                  pushFromBlockedUsers: try f.bool("pushFromBlockedUsers"), frozen: try f.bool("frozen"),
+                                  slowModeSeconds: slowMode)
+        case "channel.setRole":
+            let roleText = try f.requiredString("role")
+            guard let role = ChannelRole(rawValue: roleText), role != .owner else {
+                throw ChatError(.badRequest, "role must be moderator or member")
+            }
+            return .channelSetRole(try f.requiredString("channelId"), userID: try f.requiredString("userId"), role: role)
+        case "channel.ban":
+            return .channelBan(try f.requiredString("channelId"), userID: try f.requiredString("userId"),
+                               Ban(shadow: try f.bool("shadow") ?? false, untilMs: try f.time("untilMs")))
+        case "channel.unban":
+            return .channelUnban(try f.requiredString("channelId"), userID: try f.requiredString("userId"))
+        case "channel.mute":
+            return .channelMute(try f.requiredString("channelId"), ChannelMute(untilMs: try f.time("untilMs")))
+        case "channel.unmute":
+            return .channelMute(try f.requiredString("channelId"), nil)
+        case "user.mute":
+            return .userMute(try blockIDs(f))
+        case "user.unmute":
+            return .userUnmute(try blockIDs(f))
+        case "message.flag":
+            let reason = try f.string("reason") ?? ""
+            if reason.count > Flag.maxReasonLength {
+                throw ChatError(.badRequest, "reason is longer than \(Flag.maxReasonLength) characters")
+            }
+            return .messageFlag(try f.requiredString("channelId"), seq: try f.requiredSeq("seq"), reason: reason)
         case "message.send":
             let text = try f.requiredString("text")
             if text.isEmpty { throw ChatError(.badRequest, "text must not be empty") }
@@ -207,6 +240,18 @@ public struct JSONFields: Sendable {
         guard value >= 1 else { throw ChatError(.badRequest, "field \(name) must be a seq of at least 1") }
         return value
     }
+
+    /// An absolute time in milliseconds (`untilMs`): from 0 to the year 9999.
+    public func time(_ name: String) throws(ChatError) -> Milliseconds? {
+        guard let value = try int(name) else { return nil }
+        guard value >= 0, value <= Self.latestTime else {
+            throw ChatError(.badRequest, "field \(name) must be milliseconds since 1970, at most \(Self.latestTime)")
+        }
+        return value
+    }
+
+    /// 9999-12-31T23:59:59.999Z.
+    public static let latestTime: Milliseconds = 253_402_300_799_999
 
     public func requiredSeq(_ name: String) throws(ChatError) -> Int64 {
         guard let value = try seq(name) else { throw ChatError(.badRequest, "missing field \(name)") }

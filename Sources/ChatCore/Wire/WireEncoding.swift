@@ -82,8 +82,10 @@ public enum WireEncoding {
     /// A channel (§3). Its `lastMessage` is a preview: its reactions and replies are not
     /// counted there (`{}`, 0), since they depend on who reacts and replies, which a channel
     /// list does not read.
+    /// `muted` is the viewer's own mute (§16); `bans` are shown to those who moderate it.
     public static func write(_ channel: Channel, memberCount: Int? = nil, lastMessage: Message?, lastActivityAt: Milliseconds,
-                             lastReadSeq: Int64 = 0, unreadCount: Int64 = 0, version: Int64 = 0, to w: inout JSONWriter) {
+                             lastReadSeq: Int64 = 0, unreadCount: Int64 = 0, version: Int64 = 0, muted: Bool = false,
+                             bans: [UserID: Ban]? = nil, to w: inout JSONWriter) {
         w.beginObject()
         w.key("id"); w.string(channel.id)
         w.key("type"); w.string(channel.type.rawValue)
@@ -109,6 +111,27 @@ public enum WireEncoding {
         w.key("lastReadSeq"); w.int(lastReadSeq)
         w.key("unreadCount"); w.int(unreadCount)
         w.key("version"); w.int(version)
+        w.key("roles")
+        w.beginObject()
+        for (user, role) in channel.namedRoles.sorted(by: { $0.key < $1.key }) {
+            w.key(user); w.string(role.rawValue)
+        }
+        w.endObject()
+        w.key("frozen"); w.bool(channel.frozen)
+        w.key("slowModeSeconds"); w.int(Int64(channel.slowModeSeconds))
+        w.key("muted"); w.bool(muted)
+        if let bans {
+            w.key("bans")
+            w.beginObject()
+            for (user, ban) in bans.sorted(by: { $0.key < $1.key }) {
+                w.key(user)
+                w.beginObject()
+                w.key("shadow"); w.bool(ban.shadow)
+                w.key("untilMs"); if let until = ban.untilMs { w.int(until) } else { w.null() }
+                w.endObject()
+            }
+            w.endObject()
+        }
         w.endObject()
     }
 

@@ -43,6 +43,8 @@ extension ChatService {
                 publish(SharedEvent(payload: payload), toUsers: users, excluding: excluding)
             case .closeSessions(let sessions, .deactivated):
                 closeSessions(sessions, code: .userDeactivated, reason: "user deactivated")
+            case .closeSessions(let sessions, .banned):
+                closeSessions(sessions, code: .userBanned, reason: "banned")
             case .sessionOpened(let id, let seed):
                 sessionOpened(id, seed)
             case .sessionRefused(let id, let reason):
@@ -114,6 +116,8 @@ extension ChatService {
                 } else {
                     push.emit(events)
                 }
+            case .pushFlag(let flag):
+                push.emit(records: [flag.sinkJSON])
             case .relayTyping(let started, let channel, let user):
                 bus?.typing.relay(started: started, channel: channel, user: user)
             case .checkTypingLater(let channel, let user, let after):

@@ -174,6 +174,8 @@ extension ChatService {
         switch reason {
         case .deactivated:
             opening.completion(.failure(SessionRefusal(.deactivated, ChatError(.forbidden, "user is deactivated"))))
+        case .banned:
+            opening.completion(.failure(SessionRefusal(.banned, ChatError(.forbidden, "user is banned"))))
         case .tooManyConnections(let live):
             opening.completion(.failure(SessionRefusal(.tooManyConnections,
                                                        ChatError(.forbidden, "user already holds \(live) live connections"))))

@@ -186,8 +186,23 @@ final class ChatService: @unchecked Sendable {
             changeChannel(.join(channelID), id: id, session: session)
         case .channelLeave(let channelID):
             changeChannel(.leave(channelID), id: id, session: session)
-        case .channelUpdate(let channelID, let name, let push):
-            changeChannel(.update(channelID, name: name, pushFromBlockedUsers: push), id: id, session: session)
+        case .channelUpdate(let channelID, let name, let push, let frozen, let slowMode):
+            changeChannel(.update(channelID, name: name, pushFromBlockedUsers: push, frozen: frozen, slowModeSeconds: slowMode),
+                          id: id, session: session)
+        case .channelSetRole(let channelID, let target, let role):
+            changeChannel(.setRole(channelID, target, role), id: id, session: session)
+        case .channelBan(let channelID, let target, let ban):
+            changeChannel(.ban(channelID, target, ban), id: id, session: session)
+        case .channelUnban(let channelID, let target):
+            changeChannel(.unban(channelID, target), id: id, session: session)
+        case .channelMute(let channelID, let mute):
+            changeChannel(.mute(channelID, mute), id: id, session: session)
+        case .userMute(let targets):
+            run(engine.muteUsers(targets, muted: true, by: user, for: .session(session.id, requestID: id), now: clock.now()))
+        case .userUnmute(let targets):
+            run(engine.muteUsers(targets, muted: false, by: user, for: .session(session.id, requestID: id), now: clock.now()))
+        case .messageFlag(let channelID, let seq, let reason):
+            requestChange(.flag(reason: reason), channelID, seq, id: id, session: session)
         case .messageSend(let channelID, let text, let data, let clientMessageID, let parentSeq, let mentions):
             run(engine.sendMessage(channelID, text: text, dataJSON: data, clientMessageID: clientMessageID, parentSeq: parentSeq,
                                    mentionedUserIDs: mentions, from: user, device: session.device,

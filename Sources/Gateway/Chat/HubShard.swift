@@ -78,9 +78,11 @@ final class HubShard: @unchecked Sendable {
         guard let sessions = channelSessions[channel] else { return }
         var delivered = 0
         var suppressed = 0
-        if let origin = event.origin, let related = origin.related ?? (origin.hiddenFrom == nil ? nil : []) {
+        if let origin = event.origin, origin.related != nil || origin.hiddenFrom != nil || origin.silenced != nil {
+            let related = origin.related ?? []
             for session in sessions where session.id != excluded {
-                if origin.hiddenFrom == session.userNumber || (related.contains(session.userNumber) && !delivers(origin, to: session)) {
+                if origin.hiddenFrom == session.userNumber || origin.silenced?.contains(session.userNumber) == true
+                    || (related.contains(session.userNumber) && !delivers(origin, to: session)) {
                     suppressed += 1
                     continue
                 }

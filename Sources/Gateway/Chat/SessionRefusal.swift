@@ -11,7 +11,7 @@ struct SessionRefusal: Error, Sendable, Equatable {
         case invalidToken
         case tokenExpired
         case deactivated
-        /// Moderation (§16): nothing bans a user yet; the answer is kept ready.
+        /// An app-wide plain ban (§16).
         case banned
         /// The user already holds `limits.maxConnectionsPerUser` live connections.
         case tooManyConnections

@@ -25,12 +25,12 @@ final class JSONLinesPushSink: PushSink, @unchecked Sendable {
 
     deinit { close(fd) }
 
-    func emit(_ events: [PushEvent]) {
+    func emit(records events: [[UInt8]]) {
         guard !events.isEmpty else { return }
         queue.async { [fd, metrics] in
             var lines: [UInt8] = []
             for event in events {
-                lines += event.json
+                lines += event
                 lines.append(0x0A)
             }
             var offset = 0

@@ -17,9 +17,9 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
     private let metrics: GatewayMetrics?
     private let queue = DispatchQueue(label: "chat-gateway.push.webhook")
     private let capacity: Int
-    private var pending: [PushEvent] = []
+    private var pending: [[UInt8]] = []
     /// The batch being posted, out of `pending` so drops never touch it; put back in front on failure.
-    private var inFlight: [PushEvent]?
+    private var inFlight: [[UInt8]]?
     private var backoff: Double = 0
     /// A failed post's retry is scheduled: new events wait for it instead of posting at once.
     private var backingOff = false
@@ -35,7 +35,7 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
         session = URLSession(configuration: configuration)
     }
 
-    func emit(_ events: [PushEvent]) {
+    func emit(records events: [[UInt8]]) {
         guard !events.isEmpty else { return }
         queue.async { [self] in
             pending += events
@@ -59,7 +59,7 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
         var body: [UInt8] = [UInt8(ascii: "[")]
         for (index, event) in batch.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
-            body += event.json
+            body += event
         }
         body.append(UInt8(ascii: "]"))
         var request = URLRequest(url: url)
