@@ -39,6 +39,8 @@ struct ChannelWrite: Sendable {
     /// Who gets `channel.updated` when not the usual members (§16: a mute tells only its
     /// member, a shadow ban only those who moderate).
     var told: [UserID]? = nil
+    /// When the request was made (bans that end are checked from it).
+    var now: Milliseconds = 0
 }
 
 extension ChatEngine {
@@ -148,7 +150,7 @@ extension ChatEngine {
         let id = nextWriteID()
         for key in keys where busyChannels[key] == nil { busyChannels[key] = [] }
         channelWrites[id] = ChannelWrite(channel: channel, added: added, removed: removed, requester: request.requester,
-                                         viewer: answersEmpty ? nil : request.user, keys: keys, told: told)
+                                         viewer: answersEmpty ? nil : request.user, keys: keys, told: told, now: request.now)
         return [.persist(id, change)]
     }
 
@@ -162,6 +164,7 @@ extension ChatEngine {
             effects.append(.reply(write.requester, .failure(ChatError(.internalError, "storage failed; retry"))))
         } else {
             let channel = write.channel
+            effects += banEndChecks(channel, before: directory.channels[channel.id], now: write.now)
             directory.install(channel)
             if !write.added.isEmpty { effects.append(.addToChannel(write.added, channel.id)) }
             if !write.removed.isEmpty { effects.append(.removeFromChannel(write.removed, channel.id)) }

@@ -54,6 +54,46 @@ extension ChatEngine {
         return [.reply(requester, .result(Self.emptyObject)), .pushFlag(flag)]
     }
 
+    /// A ban's end came: if it is still on record and over, it is lifted like an unban by
+    /// the backend (written, replicated, told to those who moderate). In a cluster every
+    /// node asks; the first lift commits and the others find nothing to lift.
+    public mutating func banDue(channel channelID: ChannelID?, user: UserID, now: Milliseconds) -> [EngineEffect] {
+        let until = channelID.map { directory.channels[$0]?.bans[user]?.untilMs } ?? directory.users[user]?.ban?.untilMs
+        guard let until else { return [] }
+        guard until <= now else { return [Self.banCheck(channel: channelID, user: user, until: until, now: now)] }
+        if let channelID { return changeChannel(.unban(channelID, user), by: "", for: .expiry, now: now) }
+        return changeUser(user, .ban(nil), for: .expiry, now: now)
+    }
+
+    /// Longest wait before a ban's end is looked at again (a ban may last for years).
+    static let maxBanCheckMilliseconds: Milliseconds = 86_400_000
+
+    static func banCheck(channel: ChannelID?, user: UserID, until: Milliseconds, now: Milliseconds) -> EngineEffect {
+        .checkBanLater(channel: channel, user: user, afterMilliseconds: min(max(0, until - now), maxBanCheckMilliseconds))
+    }
+
+    /// Every ban on record with an end (at start-up): when to check each.
+    public func banExpiries(now: Milliseconds) -> [EngineEffect] {
+        var effects: [EngineEffect] = []
+        for channel in directory.channels.values {
+            for (user, ban) in channel.bans {
+                if let until = ban.untilMs { effects.append(Self.banCheck(channel: channel.id, user: user, until: until, now: now)) }
+            }
+        }
+        for user in directory.users.values {
+            if let until = user.ban?.untilMs { effects.append(Self.banCheck(channel: nil, user: user.id, until: until, now: now)) }
+        }
+        return effects
+    }
+
+    /// The ends of bans a channel write set (new or changed against `before`).
+    func banEndChecks(_ channel: Channel, before: Channel?, now: Milliseconds) -> [EngineEffect] {
+        channel.bans.compactMap { user, ban in
+            guard let until = ban.untilMs, before?.bans[user] != ban else { return nil }
+            return Self.banCheck(channel: channel.id, user: user, until: until, now: now)
+        }
+    }
+
     /// Remembers an accepted send of a member in a slow-mode channel, dropping entries no
     /// slow mode can still refuse once the table grows.
     mutating func recordSlowModeSend(_ key: SlowModeKey, at now: Milliseconds) {

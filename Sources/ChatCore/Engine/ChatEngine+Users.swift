@@ -169,6 +169,9 @@ extension ChatEngine {
                     if let ban, !ban.shadow, ban.isInForce(at: request.now) {
                         effects.append(.closeSessions(sessions.sessions(of: id), .banned))
                     }
+                    if let until = ban?.untilMs {
+                        effects.append(Self.banCheck(channel: nil, user: id, until: until, now: request.now))
+                    }
                     effects.append(.reply(request.requester, .result(Self.emptyObject)))
                 } else if let results = request.change.results {
                     effects.append(.reply(request.requester, .blockResults(results)))

@@ -11,6 +11,10 @@ public enum Requester: Sendable, Equatable {
     /// A call of the admin API, numbered by the driver.
     case admin(UInt64)
 
+    /// The engine itself (a ban that expired lifts itself): its reply goes nowhere. The
+    /// driver numbers admin calls from 1.
+    public static let expiry = Requester.admin(0)
+
     /// The session to leave out of events about the caller's own change.
     public var session: SessionID? {
         if case .session(let id, _) = self { return id }
@@ -113,6 +117,9 @@ public enum EngineEffect: Sendable, Equatable {
     /// A channel holds messages that arrived ahead of a missing one: after
     /// `ChatEngine.gapHoldMilliseconds`, call `ChatEngine.gapDue(_:afterSeq:)`.
     case checkGapLater(ChannelID, afterSeq: Int64)
+    /// A ban ends at `untilMs`: after this long, call `ChatEngine.banDue(channel:user:now:)`
+    /// (`channel` nil: the user's app-wide ban).
+    case checkBanLater(channel: ChannelID?, user: UserID, afterMilliseconds: Milliseconds)
     /// A line for the operations log.
     case log(LogLevel, String, [String: String])
 }

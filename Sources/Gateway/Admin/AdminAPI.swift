@@ -33,6 +33,7 @@ struct AdminAPI: Sendable {
         }
         // The users the call names (its path's and its body's), known on this node first.
         var named = route.first == "users" ? Array(route.dropFirst().prefix(1)) + route.dropFirst(3).prefix(1) : []
+        if route.first == "channels", route.count == 4 { named.append(route[3]) }
         if let ids = try? JSONFields(object: body).stringArray("userIds") { named += ids.prefix(1000) }
         if let id = try? JSONFields(object: body).string("userId") { named.append(id) }
         service.inbox.async { [service, named] in
@@ -83,6 +84,18 @@ struct AdminAPI: Sendable {
             try createChannel(fields, respond: respond)
         case ("POST", 2, "channels"):
             try updateChannel(route[1], fields, respond: respond)
+        case ("POST", 3, "users") where route[2] == "ban":
+            try banUser(route[1], fields, respond: respond)
+        case ("DELETE", 3, "users") where route[2] == "ban":
+            try banUser(route[1], nil, respond: respond)
+        case ("POST", 3, "channels") where route[2] == "roles":
+            try setRole(route[1], fields, respond: respond)
+        case ("POST", 3, "channels") where route[2] == "bans":
+            try banFromChannel(route[1], user: try fields.requiredString("userId"), fields, respond: respond)
+        case ("DELETE", 4, "channels") where route[2] == "bans":
+            try banFromChannel(route[1], user: route[3], nil, respond: respond)
+        case ("GET", 1, "flags"):
+            try listFlags(query: query, respond: respond)
         default:
             respond(.error(status: 404, code: "ERR_NOT_FOUND", message: "no admin route \(method) /\(route.joined(separator: "/"))"))
         }
@@ -151,11 +164,19 @@ struct AdminAPI: Sendable {
 }
 
 extension AdminAPI {
-    /// `POST /v1/admin/channels/{id} {"name?","pushFromBlockedUsers?"}`: the backend may change
-    /// any channel's options, including `pushFromBlockedUsers`, which members other than the
-    /// creator may not.
+    /// `POST /v1/admin/channels/{id} {"name?","pushFromBlockedUsers?","frozen?","slowModeSeconds?"}`:
+    /// the backend may change any channel's options, including `pushFromBlockedUsers`, which
+    /// members other than the creator may not, and the moderators' freeze and slow mode.
     func updateChannel(_ id: ChannelID, _ f: JSONFields, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
-        let command = ChannelCommand.update(id, name: try f.string("name"), pushFromBlockedUsers: try f.bool("pushFromBlockedUsers"))
+        var slowMode: Int?
+        if let seconds = try f.int("slowModeSeconds") {
+            guard seconds >= 0, seconds <= Int64(ChatEngine.maxSlowModeSeconds) else {
+                throw ChatError(.badRequest, "slowModeSeconds must be 0 to \(ChatEngine.maxSlowModeSeconds)")
+            }
+            slowMode = Int(seconds)
+        }
+        let command = ChannelCommand.update(id, name: try f.string("name"), pushFromBlockedUsers: try f.bool("pushFromBlockedUsers"),
+                                            frozen: try f.bool("frozen"), slowModeSeconds: slowMode)
         service.changeChannel(command, respond: Self.respond(respond))
     }
 

@@ -124,6 +124,10 @@ extension ChatService {
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
                     inbox.async { [self] in run(engine.typingDue(channel, user: user, monotonicNow: clock.monotonicNow())) }
                 }
+            case .checkBanLater(let channel, let user, let after):
+                queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
+                    inbox.async { [self] in run(engine.banDue(channel: channel, user: user, now: clock.now())) }
+                }
             case .checkReadEventLater(let channel, let user, let after):
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
                     inbox.async { [self] in run(engine.readEventDue(channel, user: user, monotonicNow: clock.monotonicNow())) }

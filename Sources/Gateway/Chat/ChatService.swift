@@ -68,6 +68,8 @@ final class ChatService: @unchecked Sendable {
         engine.load(users: snapshot.users, channels: snapshot.channels, lastMessages: snapshot.lastMessages,
                     lastVisible: snapshot.lastVisibleMessages, blocks: snapshot.blocks, readMarks: snapshot.readMarks,
                     messagesAfterMarks: snapshot.messagesAfterMarks, versions: snapshot.channelVersions)
+        // Bans with an end lift themselves (§16): each is looked at when it ends.
+        inbox.async { [self] in run(engine.banExpiries(now: clock.now())) }
     }
 
     /// Strict mode, before the first session: the recent messages of the channels where two
