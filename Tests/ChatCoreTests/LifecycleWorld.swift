@@ -12,12 +12,16 @@ struct LifecycleWorld {
     var messages: [ChannelID: [Message]] = [:]
     var reactions: Set<[String]> = []
     var versions: [ChannelID: Int64] = [:]
+    /// Each user's latest connection (the one its requests come from), and every connection.
     var sessions: [UserID: SessionID] = [:]
+    var connections: [(id: SessionID, user: UserID)] = []
     var hideBlocked: Set<SessionID> = []
     /// What each session received (events) and each requester's last reply.
     var received: [SessionID: [JSONValue]] = [:]
     var replies: [SessionID: EngineReply] = [:]
     var pushes: [PushEvent] = []
+    var flags: [Flag] = []
+    var closed: [SessionID: SessionEnd] = [:]
 
     init(users: [UserID], settings: ChatEngine.Settings) {
         var directory = ChatDirectory()
@@ -27,8 +31,9 @@ struct LifecycleWorld {
 
     /// Opens a session for `user` (ids 1, 2, …) with `hideBlocked` as asked.
     mutating func connect(_ user: UserID, hideBlocked: Bool = false) {
-        let id = SessionID(sessions.count + 1)
+        let id = SessionID(connections.count + 1)
         sessions[user] = id
+        connections.append((id, user))
         if hideBlocked { self.hideBlocked.insert(id) }
         run(engine.openSession(SessionRequest(id: id, user: user, hideBlocked: hideBlocked), now: now))
     }
@@ -99,6 +104,13 @@ struct LifecycleWorld {
         return taken.compactMap { $0["data"] }
     }
 
+    /// The events named `name` one connection received since last asked (removed).
+    mutating func events(session: SessionID, _ name: String) -> [JSONValue] {
+        let taken = (received[session] ?? []).filter { $0["event"]?.stringValue == name }
+        received[session]?.removeAll { $0["event"]?.stringValue == name }
+        return taken.compactMap { $0["data"] }
+    }
+
     mutating func clearEvents() { received = [:] }
 
     mutating func run(_ effects: [EngineEffect]) {
@@ -114,6 +126,7 @@ struct LifecycleWorld {
                 for session in channelSessions(channelID) where session.id != excluding {
                     if let hidden = origin.hiddenFrom, engine.userNumbers[session.user] == hidden { continue }
                     let number = engine.userNumbers[session.user] ?? 0
+                    if origin.silenced?.contains(number) == true { continue }
                     if origin.related?.contains(number) == true {
                         let sender = engine.userNumbers.first { $0.value == origin.sender }?.key ?? ""
                         let relation = engine.relation(sender: sender, recipient: session.user)
@@ -135,11 +148,17 @@ struct LifecycleWorld {
             case .publishToSessions(let ids, let payload):
                 for id in ids { deliver(payload, to: id) }
             case .publishToUsers(let users, let payload, let excluding):
-                for user in users { if let id = sessions[user], id != excluding { deliver(payload, to: id) } }
+                for connection in connections where users.contains(connection.user) && connection.id != excluding {
+                    deliver(payload, to: connection.id)
+                }
             case .push(let events):
                 pushes += events
+            case .pushFlag(let flag):
+                flags.append(flag)
+            case .closeSessions(let ids, let end):
+                for id in ids { closed[id] = end }
             case .readHistory(let read, let channel, let viewer, let before, let after, let limit, let thread):
-                var visible = (messages[channel] ?? []).filter { $0.hiddenFrom != viewer }
+                var visible = (messages[channel] ?? []).filter { !$0.isHidden(from: viewer) }
                 if let thread { visible = visible.filter { $0.parentSeq == thread } }
                 let batch: [Message]
                 if let after {
@@ -149,7 +168,7 @@ struct LifecycleWorld {
                 }
                 queue += engine.historyRead(read, batch, monotonicNow: now)
             case .readChanges(let read, let channel, let viewer, let after, let limit):
-                let batch = (messages[channel] ?? []).filter { $0.hiddenFrom != viewer && $0.version > after }
+                let batch = (messages[channel] ?? []).filter { !$0.isHidden(from: viewer) && $0.version > after }
                     .sorted { ($0.version, $0.seq) < ($1.version, $1.seq) }.prefix(limit)
                 queue += engine.changesRead(read, Array(batch))
             case .readAttributions(let read, let channel, let seqs, let users, let viewer):
@@ -159,7 +178,8 @@ struct LifecycleWorld {
                     attributions.reactions.append(.init(seq: Int64(row[1]) ?? 0, user: row[2], kind: row[3]))
                 }
                 for parent in seqs {
-                    for tally in tallies(channel, parent) where users.contains(tally.sender) || tally.hiddenFrom == viewer {
+                    for tally in tallies(channel, parent) where users.contains(tally.sender) || tally.hiddenFrom == viewer
+                        || (tally.hiddenFrom == Message.hiddenFromEveryone && tally.sender != viewer) {
                         attributions.replies.append(.init(parentSeq: parent, tally: tally))
                     }
                 }
@@ -234,14 +254,16 @@ struct LifecycleWorld {
             versions[change.channelID] = next.version
             messages[change.channelID]?[Int(change.seq - 1)] = next
             return .changed(next, previousVersion: current.version)
+        case .insertFlag(var flag):
+            flag.id = Int64(flags.count + 1)
+            return .flag(flag)
         default:
             return .done
         }
     }
 
     private func channelSessions(_ channelID: ChannelID) -> [(id: SessionID, user: UserID)] {
-        sessions.filter { engine.directory.channelIDs(of: $0.key).contains(channelID) }.map { ($0.value, $0.key) }
-            .sorted { $0.id < $1.id }
+        connections.filter { engine.directory.channelIDs(of: $0.user).contains(channelID) }.sorted { $0.id < $1.id }
     }
 
     private mutating func deliver(_ payload: [UInt8], to session: SessionID) {

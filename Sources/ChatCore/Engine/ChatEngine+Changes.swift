@@ -175,8 +175,9 @@ extension ChatEngine {
                            mentionedUserIDs: edit.mentionedUserIDs.map { mentionable($0, in: channel) } ?? message.mentionedUserIDs,
                            hideFrom: hideFrom)
         case .delete:
-            guard message.senderID == request.user else {
-                return [.reply(request.requester, .failure(ChatError(.forbidden, "only the author may delete a message")))]
+            // Owners and moderators keep their channel clean (§16).
+            guard message.senderID == request.user || channel.role(of: request.user).moderates else {
+                return [.reply(request.requester, .failure(ChatError(.forbidden, "only the author or a moderator may delete a message")))]
             }
             action = .delete
         case .addReaction(let kind):
