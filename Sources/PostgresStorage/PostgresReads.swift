@@ -142,6 +142,18 @@ enum PostgresReads {
         return users
     }
 
+    static func flags(_ connection: PostgresConnection, limit: Int, afterID: Int64?, logger: Logger) async throws -> [Flag] {
+        guard limit > 0 else { return [] }
+        var flags: [Flag] = []
+        for try await row in try await connection.query("""
+            SELECT \(unescaped: PostgresRows.flagColumns) FROM flags WHERE id > \(afterID ?? Int64.min)
+            ORDER BY id ASC LIMIT \(limit)
+            """, logger: logger).decode(PostgresRows.FlagRow.self) {
+            flags.append(PostgresRows.flag(row))
+        }
+        return flags
+    }
+
     /// Everything in one repeatable-read transaction, so the parts agree with each other.
     static func snapshot(_ client: PostgresClient, logger: Logger) async throws -> StoreSnapshot {
         try await client.withTransaction(logger: logger) { connection in

@@ -193,6 +193,20 @@ enum ReadQueries {
         return users
     }
 
+    /// See `Store.flags`.
+    static func flags(on connection: SQLiteConnection, limit: Int, afterID: Int64?) throws(StoreError) -> [Flag] {
+        guard limit > 0 else { return [] }
+        let statement = try connection.statement(
+            "SELECT \(RowMapping.flagColumns) FROM flags WHERE id > ?1 ORDER BY id ASC LIMIT ?2")
+        try statement.bind(afterID ?? Int64.min, at: 1)
+        try statement.bind(limit, at: 2)
+        return try statement.withReset { row throws(StoreError) in
+            var flags: [Flag] = []
+            while try row.step() { flags.append(RowMapping.flag(from: row)) }
+            return flags
+        }
+    }
+
     /// Everything in one read transaction, so the parts agree with each other.
     static func snapshot(on connection: SQLiteConnection) throws(StoreError) -> StoreSnapshot {
         try connection.execute("BEGIN")

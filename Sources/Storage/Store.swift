@@ -43,6 +43,10 @@ public protocol Store: Sendable {
     /// node has not heard of yet).
     func users(_ ids: [UserID], completion: @escaping @Sendable (Result<[User], StoreError>) -> Void)
 
+    /// Stored reports of messages (§16 `insertFlag`) in ascending `id`: the first `limit`
+    /// after `afterID`, or from the first. Runs on a reader queue; `completion` runs there.
+    func flags(limit: Int, afterID: Int64?, completion: @escaping @Sendable (Result<[Flag], StoreError>) -> Void)
+
     /// Waits until every enqueued write has committed; for shutdown and tests.
     func flush()
 }
