@@ -58,3 +58,17 @@ enum PostgresRows {
              createdAt: row.7)
     }
 }
+
+extension PostgresQuery.StringInterpolation {
+    /// Whether `viewer` may read a message row: it is not stored hidden from the viewer (§5),
+    /// nor hidden from everyone but its sender (§16, `*`; no user id can be `*`), as
+    /// `Message.isHidden(from:)` says. A filter on the rows the scan reads, so a page's
+    /// `LIMIT` counts only rows the viewer sees. Binds `viewer` twice.
+    mutating func appendInterpolation(visibleTo viewer: UserID) {
+        appendLiteral("(hidden_from IS NULL OR (hidden_from <> ")
+        appendInterpolation(viewer)
+        appendLiteral(" AND (hidden_from <> '\(Message.hiddenFromEveryone)' OR sender_id = ")
+        appendInterpolation(viewer)
+        appendLiteral(")))")
+    }
+}

@@ -129,6 +129,135 @@ enum ModerationFixture {
     }
 }
 
+/// `c1` (alice, bob, carol): bob was shadow-banned after his first messages, so what he sent
+/// since is hidden from everyone but him (`*`), and an edit he made then hid an earlier one
+/// too; one message of alice is hidden from carol (§5); replies to seq 1 of each kind.
+/// `record` keeps what every write answered; the checks compare each read with the messages
+/// `Message.isHidden(from:)` leaves to its viewer.
+struct HiddenFromEveryoneScenario {
+    static let viewers: [UserID] = ["alice", "bob", "carol"]
+    static let limits = [1, 2, 3, 4, 100]
+    private(set) var stored: [Int64: Message] = [:]
+
+    static var writes: [StoreWrite] {
+        var writes: [StoreWrite] = []
+        for n in 1...14 {
+            let (sender, hidden): (UserID, UserID?) = switch n {
+            case 2: ("bob", nil)
+            case 3, 6, 7, 8, 9, 12: ("bob", Message.hiddenFromEveryone)
+            case 5: ("alice", "carol")
+            default: (n % 2 == 0 ? "carol" : "alice", nil)
+            }
+            writes.append(.insertMessage(Fixture.message("m\(n)", in: "c1", from: sender, hiddenFrom: hidden)))
+        }
+        writes.append(.changeMessage(MessageChange(
+            channelID: "c1", seq: 2, actor: "bob", at: 9_000,
+            action: .edit(text: "edited while shadow-banned", dataJSON: nil, mentionedUserIDs: [],
+                          hideFrom: Message.hiddenFromEveryone))))
+        let replies: [(UserID, UserID?)] = [
+            ("bob", Message.hiddenFromEveryone), ("bob", Message.hiddenFromEveryone), ("carol", nil), ("alice", "carol"),
+        ]
+        for (n, (sender, hidden)) in replies.enumerated() {
+            var reply = Fixture.message("r\(n)", in: "c1", from: sender, hiddenFrom: hidden)
+            reply.parentSeq = 1
+            writes.append(.insertMessage(reply))
+        }
+        return writes
+    }
+
+    mutating func record(_ result: Result<StoreWriteResult, StoreError>) {
+        switch result {
+        case .success(.message(let message)):
+            stored[message.seq] = message
+            if let parent = message.parentSeq {
+                stored[parent]?.version = message.version
+                stored[parent]?.replyCount += 1
+            }
+        case .success(.changed(let message, _)):
+            stored[message.seq] = message
+        default:
+            Issue.record("unexpected result \(result)")
+        }
+    }
+
+    /// The seqs `viewer` may read, ascending.
+    func visible(to viewer: UserID) -> [Int64] {
+        stored.values.filter { !$0.isHidden(from: viewer) }.map(\.seq).sorted()
+    }
+
+    /// Every history page (newest, before and after every seq) and every `changes` page
+    /// (after every version), for every viewer and limit.
+    func checkEveryPage(history: (UserID, Int64?, Int64?, Int) async throws -> [Message],
+                        changes: (UserID, Int64, Int) async throws -> [Message]) async throws {
+        let lastSeq = stored.keys.max() ?? 0, lastVersion = stored.values.map(\.version).max() ?? 0
+        for viewer in Self.viewers {
+            let visible = visible(to: viewer)
+            for limit in Self.limits {
+                let newest = try await history(viewer, nil, nil, limit)
+                #expect(newest.map(\.seq) == Array(visible.suffix(limit)), "\(viewer) newest \(limit)")
+                #expect(newest.allSatisfy { $0 == stored[$0.seq] })
+                for bound in 0...(lastSeq + 1) {
+                    #expect(try await history(viewer, bound, nil, limit).map(\.seq) == Array(visible.filter { $0 < bound }.suffix(limit)),
+                            "\(viewer) before \(bound) limit \(limit)")
+                    #expect(try await history(viewer, nil, bound, limit).map(\.seq) == Array(visible.filter { $0 > bound }.prefix(limit)),
+                            "\(viewer) after \(bound) limit \(limit)")
+                }
+                for after in 0...lastVersion {
+                    let expected = visible.compactMap { stored[$0] }.filter { $0.version > after }
+                        .sorted { ($0.version, $0.seq) < ($1.version, $1.seq) }.prefix(limit)
+                    #expect(try await changes(viewer, after, limit) == Array(expected), "\(viewer) changes after \(after) limit \(limit)")
+                }
+            }
+        }
+    }
+
+    /// The reply tallies of seq 1 `attributions` must answer for `viewer` reading the rows of
+    /// `users`: those of `users`, and those hidden from the viewer.
+    func expectedReplies(users: Set<UserID>, viewer: UserID) -> Set<String> {
+        var counts: [String: Int] = [:]
+        for reply in stored.values where reply.parentSeq == 1 && (users.contains(reply.senderID) || reply.isHidden(from: viewer)) {
+            counts["\(reply.senderID)/\(reply.hiddenFrom ?? "-")", default: 0] += 1
+        }
+        return Set(counts.map { "1:\($0.key)x\($0.value)" })
+    }
+
+    static func replies(_ attributions: MessageAttributions) -> Set<String> {
+        Set(attributions.replies.map { "\($0.parentSeq):\($0.tally.sender)/\($0.tally.hiddenFrom ?? "-")x\($0.tally.count)" })
+    }
+
+    /// Channels whose newest message is hidden from someone, next to messages hidden from
+    /// everyone but their sender, for the start-up snapshot's last visible messages.
+    static var lastVisibleWrites: [StoreWrite] {
+        let star = Message.hiddenFromEveryone
+        let plan: [(ChannelID, [(UserID, UserID?)])] = [
+            // carol's newest visible is m1: bob's `*` message is not hers.
+            ("x1", [("alice", nil), ("bob", star), ("alice", "carol")]),
+            // the others' newest is m2, hidden from carol alone: never a `*` one.
+            ("x2", [("alice", nil), ("alice", "carol"), ("bob", star)]),
+            // carol's newest visible is her own `*` message.
+            ("x3", [("alice", nil), ("carol", star), ("alice", "carol")]),
+            // nothing is visible to anyone but bob: no entry.
+            ("x4", [("bob", star), ("bob", star)]),
+        ]
+        var writes: [StoreWrite] = []
+        for (channel, messages) in plan {
+            writes.append(.createChannel(Fixture.group(channel, ["alice", "bob", "carol"])))
+            for (n, (sender, hidden)) in messages.enumerated() {
+                writes.append(.insertMessage(Fixture.message("\(channel)-\(n + 1)", in: channel, from: sender, hiddenFrom: hidden)))
+            }
+        }
+        return writes
+    }
+
+    static func checkLastVisible(_ snapshot: StoreSnapshot) {
+        #expect(snapshot.lastVisibleMessages.map { "\($0.viewer)>\($0.message.channelID):\($0.message.seq)" }
+                == ["carol>x1:1", "*>x2:2", "carol>x3:2"])
+        #expect(snapshot.lastMessages.map(\.hiddenFrom) == ["carol", "*", "carol", "*"])
+        #expect(snapshot.messagesAfterMarks.filter { $0.channelID == "x4" }.map(\.hiddenFrom) == ["*", "*"])
+        #expect(snapshot.messagesAfterMarks.filter { $0.channelID == "x1" }.map(\.hiddenFrom) == [nil, "*", "carol"])
+    }
+}
+
 /// Calls a store read and waits for its answer without blocking a thread.
 func answer<T: Sendable>(_ read: (@escaping @Sendable (Result<T, StoreError>) -> Void) -> Void) async throws -> T {
     try await withCheckedContinuation { continuation in read { continuation.resume(returning: $0) } }.get()

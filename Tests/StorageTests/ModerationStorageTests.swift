@@ -5,8 +5,9 @@ import Testing
 @testable import SQLiteStorage
 
 /// The moderation model (§16) through the SQLite store: channel and user rows round-trip
-/// exactly, flags take ascending ids and page by them, and a schema-5 database migrates
-/// with its rows as they were. `PostgresModerationTests` checks the same on PostgreSQL.
+/// exactly, flags take ascending ids and page by them, messages hidden from everyone but
+/// their sender (`*`) are read by their sender only, and a schema-5 database migrates with
+/// its rows as they were. `PostgresModerationTests` checks the same on PostgreSQL.
 @Suite struct ModerationStorageTests {
     @Test func moderationFieldsRoundTripThroughReopen() throws {
         let directory = TemporaryDirectory()
@@ -96,6 +97,39 @@ import Testing
         #expect(ids.count == 3 && ids == ids.sorted())
         if case .success(.message(let message)) = answers[1].1 { #expect(message.seq == 1) } else { Issue.record("\(answers[1].1)") }
         #expect(try blocking { store.flags(limit: 10, afterID: nil, completion: $0) }.map(\.id) == ids)
+    }
+
+    @Test func messagesHiddenFromEveryoneAreReadByTheirSenderOnly() async throws {
+        let directory = TemporaryDirectory()
+        let store = try Fixture.seeded(directory)
+        var scenario = HiddenFromEveryoneScenario()
+        for write in HiddenFromEveryoneScenario.writes { scenario.record(store.commit(write)) }
+        // A page counts only what its viewer sees: bob's `*` messages 6…9 do not shorten alice's.
+        #expect(store.seqs("c1", viewer: "alice", before: 11, limit: 3) == [4, 5, 10])
+        #expect(store.seqs("c1", viewer: "bob", before: 11, limit: 3) == [8, 9, 10])
+        #expect(store.seqs("c1", viewer: "carol", before: 11, limit: 3) == [1, 4, 10])
+        try await scenario.checkEveryPage(
+            history: { viewer, before, after, limit in try store.history("c1", viewer: viewer, before: before, after: after, limit: limit).get() },
+            changes: { viewer, after, limit in try store.changes("c1", viewer: viewer, after: after, limit: limit) })
+        for viewer in HiddenFromEveryoneScenario.viewers {
+            for users in [Set<UserID>(), [viewer], ["alice", "bob", "carol"]] {
+                let attributions = try blocking {
+                    store.attributions(channelID: "c1", seqs: 1...1, users: users, viewer: viewer, completion: $0)
+                }
+                #expect(HiddenFromEveryoneScenario.replies(attributions) == scenario.expectedReplies(users: users, viewer: viewer),
+                        "\(viewer) reading \(users.sorted())")
+            }
+        }
+    }
+
+    @Test func lastVisibleMessagesNeverHoldAMessageHiddenFromTheirViewer() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let store = try SQLiteStore(directory: directory.path)
+            for id in ["alice", "bob", "carol"] { try store.write(.upsertUser(Fixture.user(id))) }
+            for write in HiddenFromEveryoneScenario.lastVisibleWrites { try store.write(write) }
+        }
+        HiddenFromEveryoneScenario.checkLastVisible(try SQLiteStore(directory: directory.path).loadSnapshot())
     }
 
     /// A database a schema-5 build wrote: migration 6 leaves every row as it was, with no

@@ -130,6 +130,43 @@ struct PostgresModerationTests {
         }
     }
 
+    @Test func messagesHiddenFromEveryoneAreReadByTheirSenderOnly() async throws {
+        try await PostgresTestDatabase.with { database in
+            let store = try await open(database)
+            try await seed(store)
+            var scenario = HiddenFromEveryoneScenario()
+            for write in HiddenFromEveryoneScenario.writes { scenario.record(await store.commitAsync(write)) }
+            #expect(try await store.historyAsync("c1", viewer: "alice", before: 11, limit: 3).map(\.seq) == [4, 5, 10])
+            #expect(try await store.historyAsync("c1", viewer: "bob", before: 11, limit: 3).map(\.seq) == [8, 9, 10])
+            #expect(try await store.historyAsync("c1", viewer: "carol", before: 11, limit: 3).map(\.seq) == [1, 4, 10])
+            try await scenario.checkEveryPage(
+                history: { viewer, before, after, limit in
+                    try await store.historyAsync("c1", viewer: viewer, before: before, after: after, limit: limit)
+                },
+                changes: { viewer, after, limit in try await store.changesAsync("c1", viewer: viewer, after: after, limit: limit) })
+            for viewer in HiddenFromEveryoneScenario.viewers {
+                for users in [Set<UserID>(), [viewer], ["alice", "bob", "carol"]] {
+                    let attributions = try await answer {
+                        store.attributions(channelID: "c1", seqs: 1...1, users: users, viewer: viewer, completion: $0)
+                    }
+                    #expect(HiddenFromEveryoneScenario.replies(attributions) == scenario.expectedReplies(users: users, viewer: viewer),
+                            "\(viewer) reading \(users.sorted())")
+                }
+            }
+        }
+    }
+
+    @Test func lastVisibleMessagesNeverHoldAMessageHiddenFromTheirViewer() async throws {
+        try await PostgresTestDatabase.with { database in
+            do {
+                let store = try await open(database)
+                for id in ["alice", "bob", "carol"] { try await store.writeAsync(.upsertUser(Fixture.user(id))) }
+                for write in HiddenFromEveryoneScenario.lastVisibleWrites { try await store.writeAsync(write) }
+            }
+            HiddenFromEveryoneScenario.checkLastVisible(try await open(database).loadSnapshot())
+        }
+    }
+
     /// A database a schema-5 build wrote: migration 6 leaves every row as it was, with no
     /// moderation field set, and the new writes work on it.
     @Test func aSchemaFiveDatabaseMigratesWithItsRowsUnchanged() async throws {
