@@ -19,6 +19,12 @@ import Storage
 /// savepoint so that only their own result is a failure. A server error elsewhere
 /// (a `clientMessageId` stored by another node between the lookup and the insert,
 /// a lost connection) throws: the caller rolls the batch back and retries or fails it.
+///
+/// Flags (§16) run last, after an advisory lock held until the transaction ends: no
+/// other transaction draws a flag id until this one has committed or rolled back, so
+/// flag ids rise in commit order across nodes and a reader paging after an id never
+/// misses one committed later. It is the last lock a batch takes, so a batch holding it
+/// never waits for another.
 struct PostgresBatch {
     let connection: PostgresConnection
     let logger: Logger
@@ -50,13 +56,17 @@ struct PostgresBatch {
 
     mutating func apply(_ writes: [StoreWrite?]) async throws -> [Result<StoreWriteResult, StoreError>] {
         var results = [Result<StoreWriteResult, StoreError>](repeating: .success(.done), count: writes.count)
+        var flags: [(index: Int, flag: Flag)] = []
         var index = 0
         while index < writes.count {
             guard let write = writes[index] else {
                 index += 1  // a flush barrier
                 continue
             }
-            if case .insertMessage = write {
+            if case .insertFlag(let flag) = write {
+                flags.append((index, flag))
+                index += 1
+            } else if case .insertMessage = write {
                 var run: [(index: Int, message: Message)] = []
                 while index < writes.count {
                     if case .insertMessage(let message)? = writes[index] {
@@ -72,31 +82,60 @@ struct PostgresBatch {
                 index += 1
             }
         }
+        if !flags.isEmpty {
+            let stored = try await insert(flags.map(\.flag))
+            for (at, flag) in zip(flags.map(\.index), stored) { results[at] = .success(.flag(flag)) }
+        }
         return results
     }
 
     /// `apply`, each write in a savepoint of its own: a write the server refuses fails
     /// alone and the others commit. For the retry of a batch the server refused as a whole,
     /// so that no write fails because of another's (an invalid byte in one message, say).
+    /// Flags run last here too, for the lock order `apply` keeps.
     mutating func applyEach(_ writes: [StoreWrite?]) async throws -> [Result<StoreWriteResult, StoreError>] {
-        var results: [Result<StoreWriteResult, StoreError>] = []
-        results.reserveCapacity(writes.count)
-        for write in writes {
-            guard write != nil else {
-                results.append(.success(.done))
-                continue
-            }
+        var results = [Result<StoreWriteResult, StoreError>](repeating: .success(.done), count: writes.count)
+        let isFlag = writes.map { write in if case .insertFlag? = write { true } else { false } }
+        let order = writes.indices.filter { !isFlag[$0] } + writes.indices.filter { isFlag[$0] }
+        for index in order {
+            guard let write = writes[index] else { continue }
             try await connection.query("SAVEPOINT each_write", logger: logger)
             do {
                 let result = try await apply([write]).first ?? .success(.done)
                 try await connection.query("RELEASE SAVEPOINT each_write", logger: logger)
-                results.append(result)
+                results[index] = result
             } catch let error as PSQLError where error.code == .server {
                 try await connection.query("ROLLBACK TO SAVEPOINT each_write", logger: logger)
-                results.append(.failure(StoreError(PostgresErrors.describe(error))))
+                results[index] = .failure(StoreError(PostgresErrors.describe(error)))
             }
         }
         return results
+    }
+
+    // MARK: flags
+
+    /// The advisory lock flag ids are drawn under (another key than the migration's).
+    static let flagLockKey: Int64 = 0x6368_6174_666C  // "chatfl"
+
+    /// Stores `flags` in order, under the flag lock, each with the next id.
+    private func insert(_ flags: [Flag]) async throws -> [Flag] {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.flagLockKey))", logger: logger)
+        var stored: [Flag] = []
+        stored.reserveCapacity(flags.count)
+        for flag in flags {
+            var id: Int64?
+            for try await value in try await connection.query("""
+                INSERT INTO flags (channel_id, seq, message_id, reporter_id, sender_id, reason, created_at)
+                VALUES (\(flag.channelID), \(flag.seq), \(flag.messageID), \(flag.reporterID), \(flag.senderID),
+                    \(flag.reason), \(flag.createdAt))
+                RETURNING id
+                """, logger: logger).decode(Int64.self) { id = value }
+            guard let id else { throw StoreError("insertFlag: no id returned") }
+            var flag = flag
+            flag.id = id
+            stored.append(flag)
+        }
+        return stored
     }
 
     // MARK: messages
@@ -338,11 +377,12 @@ struct PostgresBatch {
             let metadata: String
             do throws(StoreError) { metadata = try ColumnCoding.encodeMetadata(user.metadata) } catch { return .failure(error) }
             try await connection.query("""
-                INSERT INTO users (id, name, image, metadata, created_at, last_seen_at, deactivated)
+                INSERT INTO users (id, name, image, metadata, created_at, last_seen_at, deactivated, muted_users, ban)
                 VALUES (\(user.id), \(user.name), \(user.image), \(metadata), \(user.createdAt), \(user.lastSeenAt),
-                        \(user.deactivated))
+                        \(user.deactivated), \(ColumnCoding.encodeUserSet(user.mutedUsers)), \(ColumnCoding.encodeBan(user.ban)))
                 ON CONFLICT (id) DO UPDATE SET name = excluded.name, image = excluded.image, metadata = excluded.metadata,
-                    created_at = excluded.created_at, last_seen_at = excluded.last_seen_at, deactivated = excluded.deactivated
+                    created_at = excluded.created_at, last_seen_at = excluded.last_seen_at, deactivated = excluded.deactivated,
+                    muted_users = excluded.muted_users, ban = excluded.ban
                 """, logger: logger)
             return .success(.done)
         case .setBlock(let blocker, let blocked, let isBlocked, let at):
@@ -369,6 +409,8 @@ struct PostgresBatch {
             return try await inSavepoint { try await apply(change) }
         case .insertMessage:
             return .failure(StoreError("insertMessage outside a run"))
+        case .insertFlag:
+            return .failure(StoreError("insertFlag outside the batch's flags"))
         }
     }
 
@@ -377,10 +419,12 @@ struct PostgresBatch {
         case .createChannel(let channel):
             try await connection.query("""
                 INSERT INTO channels (id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at,
-                    created_by, inviter_views, last_seq)
+                    created_by, inviter_views, roles, frozen, slow_mode_seconds, bans, mutes, last_seq)
                 VALUES (\(channel.id), \(channel.type.rawValue), \(channel.name), \(channel.distinct),
                     \(channel.isOneToOne), \(channel.pushFromBlockedUsers), \(channel.createdAt), \(channel.createdBy),
-                    \(ColumnCoding.encodeInviterViews(channel.inviterViews)), 0)
+                    \(ColumnCoding.encodeInviterViews(channel.inviterViews)), \(ColumnCoding.encodeRoles(channel.roles)),
+                    \(channel.frozen), \(Int32(clamping: channel.slowModeSeconds)), \(ColumnCoding.encodeBans(channel.bans)),
+                    \(ColumnCoding.encodeMutes(channel.mutes)), 0)
                 """, logger: logger)
             try await insertMembers(of: channel)
         case .updateChannel(let channel):
@@ -389,7 +433,10 @@ struct PostgresBatch {
                 UPDATE channels SET type = \(channel.type.rawValue), name = \(channel.name),
                     distinct_flag = \(channel.distinct), is_one_to_one = \(channel.isOneToOne),
                     push_from_blocked = \(channel.pushFromBlockedUsers), created_at = \(channel.createdAt),
-                    created_by = \(channel.createdBy), inviter_views = \(ColumnCoding.encodeInviterViews(channel.inviterViews))
+                    created_by = \(channel.createdBy), inviter_views = \(ColumnCoding.encodeInviterViews(channel.inviterViews)),
+                    roles = \(ColumnCoding.encodeRoles(channel.roles)), frozen = \(channel.frozen),
+                    slow_mode_seconds = \(Int32(clamping: channel.slowModeSeconds)), bans = \(ColumnCoding.encodeBans(channel.bans)),
+                    mutes = \(ColumnCoding.encodeMutes(channel.mutes))
                 WHERE id = \(channel.id) RETURNING id
                 """, logger: logger) { updated += 1 }
             if updated == 0 { throw StoreError("updateChannel: unknown channel \(channel.id)") }
@@ -402,7 +449,7 @@ struct PostgresBatch {
                 updated += 1
             }
             if updated == 0 { throw StoreError("setUserDeactivated: unknown user \(userID)") }
-        case .upsertUser, .setBlock, .insertMessage, .markRead, .changeMessage:
+        case .upsertUser, .setBlock, .insertMessage, .markRead, .changeMessage, .insertFlag:
             break
         }
     }

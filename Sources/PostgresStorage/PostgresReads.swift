@@ -18,28 +18,28 @@ enum PostgresReads {
         case (nil, nil):
             query = """
                 SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
+                AND \(visibleTo: viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
                 ORDER BY seq DESC LIMIT \(limit)
                 """
             newestFirst = true
         case (let before?, nil):
             query = """
                 SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
+                AND \(visibleTo: viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
                 AND seq < \(before) ORDER BY seq DESC LIMIT \(limit)
                 """
             newestFirst = true
         case (nil, let after?):
             query = """
                 SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
+                AND \(visibleTo: viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
                 AND seq > \(after) ORDER BY seq ASC LIMIT \(limit)
                 """
             newestFirst = false
         case (let before?, let after?):
             query = """
                 SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
+                AND \(visibleTo: viewer) AND (\(thread)::bigint IS NULL OR parent_seq = \(thread))
                 AND seq > \(after) AND seq < \(before) ORDER BY seq ASC LIMIT \(limit)
                 """
             newestFirst = false
@@ -70,11 +70,11 @@ enum PostgresReads {
                 WHERE s.low < s.high
             )
             (SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) AND seq >= (SELECT max(low) FROM search)
+                AND \(visibleTo: viewer) AND seq >= (SELECT max(low) FROM search)
                 AND version <= created_version AND version > \(afterVersion) ORDER BY seq ASC LIMIT \(limit))
             UNION ALL
             (SELECT \(unescaped: columns) FROM messages WHERE channel_id = \(channelID)
-                AND hidden_from IS DISTINCT FROM \(viewer) AND version <> created_version AND version > \(afterVersion)
+                AND \(visibleTo: viewer) AND version <> created_version AND version > \(afterVersion)
                 ORDER BY version ASC, seq ASC LIMIT \(limit))
             ORDER BY version ASC, seq ASC LIMIT \(limit)
             """, logger: logger))
@@ -93,7 +93,7 @@ enum PostgresReads {
         for try await (parent, sender, hiddenFrom, count) in try await connection.query("""
             SELECT parent_seq, sender_id, hidden_from, count(*) FROM messages
             WHERE channel_id = \(channelID) AND parent_seq BETWEEN \(seqs.lowerBound) AND \(seqs.upperBound)
-            AND (sender_id = ANY(\(userList)) OR hidden_from = \(viewer))
+            AND (sender_id = ANY(\(userList)) OR NOT \(visibleTo: viewer))
             GROUP BY parent_seq, sender_id, hidden_from
             """, logger: logger).decode((Int64, String, String?, Int64).self) {
             result.replies.append(.init(parentSeq: parent, tally: ReplyTally(sender: sender, hiddenFrom: hiddenFrom, count: Int(count))))
@@ -142,6 +142,18 @@ enum PostgresReads {
         return users
     }
 
+    static func flags(_ connection: PostgresConnection, limit: Int, afterID: Int64?, logger: Logger) async throws -> [Flag] {
+        guard limit > 0 else { return [] }
+        var flags: [Flag] = []
+        for try await row in try await connection.query("""
+            SELECT \(unescaped: PostgresRows.flagColumns) FROM flags WHERE id > \(afterID ?? Int64.min)
+            ORDER BY id ASC LIMIT \(limit)
+            """, logger: logger).decode(PostgresRows.FlagRow.self) {
+            flags.append(PostgresRows.flag(row))
+        }
+        return flags
+    }
+
     /// Everything in one repeatable-read transaction, so the parts agree with each other.
     static func snapshot(_ client: PostgresClient, logger: Logger) async throws -> StoreSnapshot {
         try await client.withTransaction(logger: logger) { connection in
@@ -175,11 +187,13 @@ enum PostgresReads {
                 SELECT \(unescaped: lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
                 ORDER BY c.ord
                 """, logger: logger))
+            // The viewer of a last message hidden from everyone but its sender is `*`, and its
+            // entry the newest message not hidden from everyone.
             for last in snapshot.lastMessages {
                 guard let viewer = last.hiddenFrom else { continue }
                 let visible = try await PostgresRows.messages(try await connection.query("""
                     SELECT \(unescaped: PostgresRows.messageColumns) FROM messages
-                    WHERE channel_id = \(last.channelID) AND hidden_from IS DISTINCT FROM \(viewer) AND seq < \(last.seq)
+                    WHERE channel_id = \(last.channelID) AND \(visibleTo: viewer) AND seq < \(last.seq)
                     ORDER BY seq DESC LIMIT 1
                     """, logger: logger)).first
                 if let visible { snapshot.lastVisibleMessages.append((viewer: viewer, message: visible)) }

@@ -25,23 +25,50 @@ enum PostgresRows {
         return messages
     }
 
-    static let userColumns = "id, name, image, metadata, created_at, last_seen_at, deactivated"
-    typealias UserRow = (String, String, String, String, Int64, Int64, Bool)
+    static let userColumns = "id, name, image, metadata, created_at, last_seen_at, deactivated, muted_users, ban"
+    typealias UserRow = (String, String, String, String, Int64, Int64, Bool, String, String?)
 
     static func user(_ row: UserRow) throws(StoreError) -> User {
         User(id: row.0, name: row.1, image: row.2, metadata: try ColumnCoding.decodeMetadata(row.3, userID: row.0),
-             createdAt: row.4, lastSeenAt: row.5, deactivated: row.6)
+             createdAt: row.4, lastSeenAt: row.5, deactivated: row.6, mutedUsers: ColumnCoding.decodeUserSet(row.7),
+             ban: ColumnCoding.decodeBan(row.8))
     }
 
-    static let channelColumns =
-        "id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by, inviter_views"
-    typealias ChannelRow = (String, String, String, Bool, Bool, Bool, Int64, String, String)
+    static let channelColumns = """
+        id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by, inviter_views, \
+        roles, frozen, slow_mode_seconds, bans, mutes
+        """
+    typealias ChannelRow = (String, String, String, Bool, Bool, Bool, Int64, String, String, String, Bool, Int32, String, String)
 
     /// A channel without its members (filled in by the caller).
     static func channel(_ row: ChannelRow) throws(StoreError) -> ChatCore.Channel {
         guard let type = ChannelType(rawValue: row.1) else { throw StoreError("channel \(row.0) has unknown type \(row.1)") }
         return Channel(id: row.0, type: type, name: row.2, members: [], distinct: row.3, isOneToOne: row.4,
                        pushFromBlockedUsers: row.5, createdAt: row.6, createdBy: row.7,
-                       inviterViews: ColumnCoding.decodeInviterViews(row.8))
+                       inviterViews: ColumnCoding.decodeInviterViews(row.8), roles: ColumnCoding.decodeRoles(row.9),
+                       frozen: row.10, slowModeSeconds: Int(row.11), bans: ColumnCoding.decodeBans(row.12),
+                       mutes: ColumnCoding.decodeMutes(row.13))
+    }
+
+    static let flagColumns = "id, channel_id, seq, message_id, reporter_id, sender_id, reason, created_at"
+    typealias FlagRow = (Int64, String, Int64, String, String, String, String, Int64)
+
+    static func flag(_ row: FlagRow) -> Flag {
+        Flag(id: row.0, channelID: row.1, seq: row.2, messageID: row.3, reporterID: row.4, senderID: row.5, reason: row.6,
+             createdAt: row.7)
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// Whether `viewer` may read a message row: it is not stored hidden from the viewer (§5),
+    /// nor hidden from everyone but its sender (§16, `*`; no user id can be `*`), as
+    /// `Message.isHidden(from:)` says. A filter on the rows the scan reads, so a page's
+    /// `LIMIT` counts only rows the viewer sees. Binds `viewer` twice.
+    mutating func appendInterpolation(visibleTo viewer: UserID) {
+        appendLiteral("(hidden_from IS NULL OR (hidden_from <> ")
+        appendInterpolation(viewer)
+        appendLiteral(" AND (hidden_from <> '\(Message.hiddenFromEveryone)' OR sender_id = ")
+        appendInterpolation(viewer)
+        appendLiteral(")))")
     }
 }

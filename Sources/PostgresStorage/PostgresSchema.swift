@@ -120,6 +120,30 @@ enum PostgresSchema {
         DROP INDEX messages_by_version;
         CREATE INDEX messages_changed_by_version ON messages(channel_id, version) WHERE version <> created_version
         """,
+        // 6: moderation (PROTOCOL.md §16), as the SQLite store's migration 6: the multi-valued
+        // fields as JSON text in the shapes `ColumnCoding` writes, defaults that read as before
+        // (no roles, not frozen, no slow mode, no bans, no mutes, nobody muted, not banned),
+        // and the flags the admin API pages by id. The batch takes an advisory lock before it
+        // draws a flag id (`PostgresBatch`), so ids also rise in commit order across nodes.
+        """
+        ALTER TABLE channels ADD COLUMN roles text NOT NULL DEFAULT '{}';
+        ALTER TABLE channels ADD COLUMN frozen boolean NOT NULL DEFAULT false;
+        ALTER TABLE channels ADD COLUMN slow_mode_seconds integer NOT NULL DEFAULT 0;
+        ALTER TABLE channels ADD COLUMN bans text NOT NULL DEFAULT '{}';
+        ALTER TABLE channels ADD COLUMN mutes text NOT NULL DEFAULT '{}';
+        ALTER TABLE users ADD COLUMN muted_users text NOT NULL DEFAULT '[]';
+        ALTER TABLE users ADD COLUMN ban text;
+        CREATE TABLE flags (
+            id bigserial PRIMARY KEY,
+            channel_id text NOT NULL,
+            seq bigint NOT NULL,
+            message_id text NOT NULL,
+            reporter_id text NOT NULL,
+            sender_id text NOT NULL,
+            reason text NOT NULL,
+            created_at bigint NOT NULL
+        )
+        """,
     ]
 
     /// An arbitrary constant: the advisory lock every node takes to migrate.

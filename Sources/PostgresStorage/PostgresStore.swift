@@ -159,6 +159,13 @@ public final class PostgresStore: Store {
         }
     }
 
+    public func flags(limit: Int, afterID: Int64?, completion: @escaping @Sendable (Result<[Flag], StoreError>) -> Void) {
+        let logger = self.logger
+        read(completion) { connection in
+            try await PostgresReads.flags(connection, limit: limit, afterID: afterID, logger: logger)
+        }
+    }
+
     /// Waits until every write enqueued before has committed (or failed). Not from a
     /// completion, and not from a task of the cooperative pool.
     public func flush() {

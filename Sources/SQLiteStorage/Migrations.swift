@@ -117,6 +117,29 @@ enum Migrations {
         DROP INDEX messages_by_version;
         CREATE INDEX messages_changed_by_version ON messages(channel_id, version) WHERE version <> created_version;
         """,
+        // 6: moderation (PROTOCOL.md §16). The multi-valued fields are JSON text in the shapes
+        // `ColumnCoding` writes; the defaults read as before: no roles, not frozen, no slow
+        // mode, no bans, no mutes, nobody muted, not banned. Flags take ascending ids that are
+        // never reused (AUTOINCREMENT), which the admin API pages by.
+        """
+        ALTER TABLE channels ADD COLUMN roles TEXT NOT NULL DEFAULT '{}';     -- JSON object: role per user id
+        ALTER TABLE channels ADD COLUMN frozen INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE channels ADD COLUMN slow_mode_seconds INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE channels ADD COLUMN bans TEXT NOT NULL DEFAULT '{}';      -- JSON object: {"shadow", "untilMs"} per user id
+        ALTER TABLE channels ADD COLUMN mutes TEXT NOT NULL DEFAULT '{}';     -- JSON object: untilMs or null per user id
+        ALTER TABLE users ADD COLUMN muted_users TEXT NOT NULL DEFAULT '[]';  -- JSON array of user ids
+        ALTER TABLE users ADD COLUMN ban TEXT;                                -- JSON {"shadow", "untilMs"} or NULL: not banned
+        CREATE TABLE flags (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            channel_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            message_id TEXT NOT NULL,
+            reporter_id TEXT NOT NULL,
+            sender_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        """,
     ]
 
     /// The schema version this build writes.

@@ -6,7 +6,18 @@ import Storage
 /// statement it used, so no read transaction stays open (WAL checkpoints can
 /// proceed, and the next read sees every commit).
 enum ReadQueries {
-    private static let visible = "channel_id = ?1 AND hidden_from IS NOT ?2"
+    private static let visible = "channel_id = ?1 AND \(visible(to: "?2"))"
+
+    /// Whether `viewer` (an SQL expression) may read a message row: it is not stored hidden
+    /// from the viewer (§5), nor hidden from everyone but its sender (§16, `*`; no user id can
+    /// be `*`), as `Message.isHidden(from:)` says. A filter on the rows the scan reads, so a
+    /// page's `LIMIT` counts only rows the viewer sees.
+    private static func visible(to viewer: String) -> String {
+        """
+        (hidden_from IS NULL OR (hidden_from <> \(viewer) \
+        AND (hidden_from <> '\(Message.hiddenFromEveryone)' OR sender_id = \(viewer))))
+        """
+    }
 
     /// See `Store.history`. With both bounds: the first `limit` after `afterSeq`
     /// that are also before `beforeSeq`.
@@ -126,12 +137,19 @@ enum ReadQueries {
             var rows: [MessageAttributions.Replies] = []
             while try row.step() {
                 let tally = ReplyTally(sender: row.text(1), hiddenFrom: row.optionalText(2), count: Int(row.int64(3)))
-                guard users.contains(tally.sender) || tally.hiddenFrom == viewer else { continue }
+                guard users.contains(tally.sender) || isHidden(tally, from: viewer) else { continue }
                 rows.append(.init(parentSeq: row.int64(0), tally: tally))
             }
             return rows
         }
         return result
+    }
+
+    /// Whether the replies of `tally` are hidden from `viewer` (as `visible(to:)`): those
+    /// stored hidden from it, and those hidden from everyone but a sender other than it.
+    private static func isHidden(_ tally: ReplyTally, from viewer: UserID) -> Bool {
+        guard let hiddenFrom = tally.hiddenFrom else { return false }
+        return hiddenFrom == viewer || (hiddenFrom == Message.hiddenFromEveryone && tally.sender != viewer)
     }
 
     /// See `Store.messageStates`.
@@ -193,6 +211,20 @@ enum ReadQueries {
         return users
     }
 
+    /// See `Store.flags`.
+    static func flags(on connection: SQLiteConnection, limit: Int, afterID: Int64?) throws(StoreError) -> [Flag] {
+        guard limit > 0 else { return [] }
+        let statement = try connection.statement(
+            "SELECT \(RowMapping.flagColumns) FROM flags WHERE id > ?1 ORDER BY id ASC LIMIT ?2")
+        try statement.bind(afterID ?? Int64.min, at: 1)
+        try statement.bind(limit, at: 2)
+        return try statement.withReset { row throws(StoreError) in
+            var flags: [Flag] = []
+            while try row.step() { flags.append(RowMapping.flag(from: row)) }
+            return flags
+        }
+    }
+
     /// Everything in one read transaction, so the parts agree with each other.
     static func snapshot(on connection: SQLiteConnection) throws(StoreError) -> StoreSnapshot {
         try connection.execute("BEGIN")
@@ -222,11 +254,13 @@ enum ReadQueries {
             SELECT \(lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
             ORDER BY c.rowid
             """) { row throws(StoreError) in RowMapping.message(from: row) }
+        // The viewer of a last message hidden from everyone but its sender is `*`, and its
+        // entry the newest message not hidden from everyone.
         for last in snapshot.lastMessages {
             guard let viewer = last.hiddenFrom else { continue }
             let statement = try connection.statement("""
                 SELECT \(RowMapping.messageColumns) FROM messages
-                WHERE channel_id = ?1 AND hidden_from IS NOT ?2 AND seq < ?3 ORDER BY seq DESC LIMIT 1
+                WHERE \(visible) AND seq < ?3 ORDER BY seq DESC LIMIT 1
                 """)
             try statement.bind(last.channelID, at: 1)
             try statement.bind(viewer, at: 2)

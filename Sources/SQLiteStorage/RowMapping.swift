@@ -31,7 +31,7 @@ enum RowMapping {
         )
     }
 
-    static let userColumns = "id, name, image, metadata, created_at, last_seen_at, deactivated"
+    static let userColumns = "id, name, image, metadata, created_at, last_seen_at, deactivated, muted_users, ban"
 
     static func user(from row: SQLiteStatement) throws(StoreError) -> User {
         let id = row.text(0)
@@ -42,11 +42,16 @@ enum RowMapping {
             metadata: try ColumnCoding.decodeMetadata(row.text(3), userID: id),
             createdAt: row.int64(4),
             lastSeenAt: row.int64(5),
-            deactivated: row.bool(6)
+            deactivated: row.bool(6),
+            mutedUsers: ColumnCoding.decodeUserSet(row.text(7)),
+            ban: ColumnCoding.decodeBan(row.optionalText(8))
         )
     }
 
-    static let channelColumns = "id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by, inviter_views"
+    static let channelColumns = """
+        id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by, inviter_views, \
+        roles, frozen, slow_mode_seconds, bans, mutes
+        """
 
     /// A channel without its members (filled in by the caller).
     static func channel(from row: SQLiteStatement) throws(StoreError) -> Channel {
@@ -58,7 +63,17 @@ enum RowMapping {
         return Channel(
             id: id, type: type, name: row.text(2), members: [],
             distinct: row.bool(3), isOneToOne: row.bool(4), pushFromBlockedUsers: row.bool(5),
-            createdAt: row.int64(6), createdBy: row.text(7), inviterViews: ColumnCoding.decodeInviterViews(row.text(8))
+            createdAt: row.int64(6), createdBy: row.text(7), inviterViews: ColumnCoding.decodeInviterViews(row.text(8)),
+            roles: ColumnCoding.decodeRoles(row.text(9)), frozen: row.bool(10),
+            slowModeSeconds: Int(truncatingIfNeeded: row.int64(11)), bans: ColumnCoding.decodeBans(row.text(12)),
+            mutes: ColumnCoding.decodeMutes(row.text(13))
         )
+    }
+
+    static let flagColumns = "id, channel_id, seq, message_id, reporter_id, sender_id, reason, created_at"
+
+    static func flag(from row: SQLiteStatement) -> Flag {
+        Flag(id: row.int64(0), channelID: row.text(1), seq: row.int64(2), messageID: row.text(3), reporterID: row.text(4),
+             senderID: row.text(5), reason: row.text(6), createdAt: row.int64(7))
     }
 }

@@ -132,6 +132,12 @@ public final class SQLiteStore: Store {
         }, completion: completion)
     }
 
+    public func flags(limit: Int, afterID: Int64?, completion: @escaping @Sendable (Result<[Flag], StoreError>) -> Void) {
+        readers.async({ connection throws(StoreError) in
+            try ReadQueries.flags(on: connection, limit: limit, afterID: afterID)
+        }, completion: completion)
+    }
+
     public func flush() {
         writer.flush()
     }

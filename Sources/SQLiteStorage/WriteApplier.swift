@@ -63,6 +63,8 @@ final class WriteApplier {
             return try insert(message)
         case .changeMessage(let change):
             return try apply(change)
+        case .insertFlag(let flag):
+            return .flag(try insert(flag))
         case .upsertUser(let user):
             try upsert(user)
         case .createChannel(let channel):
@@ -251,10 +253,11 @@ final class WriteApplier {
     /// Inserts or replaces every field of the user (the gateway's copy is authoritative).
     private func upsert(_ user: User) throws(StoreError) {
         let statement = try connection.statement("""
-            INSERT INTO users (id, name, image, metadata, created_at, last_seen_at, deactivated)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            INSERT INTO users (id, name, image, metadata, created_at, last_seen_at, deactivated, muted_users, ban)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
             ON CONFLICT (id) DO UPDATE SET name = excluded.name, image = excluded.image, metadata = excluded.metadata,
-                created_at = excluded.created_at, last_seen_at = excluded.last_seen_at, deactivated = excluded.deactivated
+                created_at = excluded.created_at, last_seen_at = excluded.last_seen_at, deactivated = excluded.deactivated,
+                muted_users = excluded.muted_users, ban = excluded.ban
             """)
         try statement.bind(user.id, at: 1)
         try statement.bind(user.name, at: 2)
@@ -263,14 +266,16 @@ final class WriteApplier {
         try statement.bind(user.createdAt, at: 5)
         try statement.bind(user.lastSeenAt, at: 6)
         try statement.bind(user.deactivated, at: 7)
+        try statement.bind(ColumnCoding.encodeUserSet(user.mutedUsers), at: 8)
+        try statement.bind(ColumnCoding.encodeBan(user.ban), at: 9)
         try statement.run()
     }
 
     private func create(_ channel: Channel) throws(StoreError) {
         let statement = try connection.statement("""
             INSERT INTO channels (id, type, name, distinct_flag, is_one_to_one, push_from_blocked, created_at, created_by,
-                inviter_views, last_seq)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)
+                inviter_views, roles, frozen, slow_mode_seconds, bans, mutes, last_seq)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, 0)
             """)
         try bindChannelRow(channel, to: statement)
         try statement.run()
@@ -280,7 +285,8 @@ final class WriteApplier {
     private func update(_ channel: Channel) throws(StoreError) {
         let statement = try connection.statement("""
             UPDATE channels SET type = ?2, name = ?3, distinct_flag = ?4, is_one_to_one = ?5, push_from_blocked = ?6,
-                created_at = ?7, created_by = ?8, inviter_views = ?9
+                created_at = ?7, created_by = ?8, inviter_views = ?9, roles = ?10, frozen = ?11, slow_mode_seconds = ?12,
+                bans = ?13, mutes = ?14
             WHERE id = ?1
             """)
         try bindChannelRow(channel, to: statement)
@@ -302,6 +308,32 @@ final class WriteApplier {
         try statement.bind(channel.createdAt, at: 7)
         try statement.bind(channel.createdBy, at: 8)
         try statement.bind(ColumnCoding.encodeInviterViews(channel.inviterViews), at: 9)
+        try statement.bind(ColumnCoding.encodeRoles(channel.roles), at: 10)
+        try statement.bind(channel.frozen, at: 11)
+        try statement.bind(channel.slowModeSeconds, at: 12)
+        try statement.bind(ColumnCoding.encodeBans(channel.bans), at: 13)
+        try statement.bind(ColumnCoding.encodeMutes(channel.mutes), at: 14)
+    }
+
+    /// Stores a report with the next flag id (the writer is the only one, so ids rise in
+    /// commit order).
+    private func insert(_ flag: Flag) throws(StoreError) -> Flag {
+        let statement = try connection.statement("""
+            INSERT INTO flags (channel_id, seq, message_id, reporter_id, sender_id, reason, created_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id
+            """)
+        try statement.bind(flag.channelID, at: 1)
+        try statement.bind(flag.seq, at: 2)
+        try statement.bind(flag.messageID, at: 3)
+        try statement.bind(flag.reporterID, at: 4)
+        try statement.bind(flag.senderID, at: 5)
+        try statement.bind(flag.reason, at: 6)
+        try statement.bind(flag.createdAt, at: 7)
+        let id: Int64? = try statement.withReset { row throws(StoreError) in try row.step() ? row.int64(0) : nil }
+        guard let id else { throw StoreError("insertFlag: no id returned") }
+        var stored = flag
+        stored.id = id
+        return stored
     }
 
     /// The member rows, and a read mark at the channel's newest seq for members that have none.

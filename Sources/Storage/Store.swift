@@ -14,8 +14,9 @@ public protocol Store: Sendable {
 
     /// Messages of a channel in ascending `seq`: the newest `limit` before `beforeSeq`
     /// (or the newest overall), or the first `limit` after `afterSeq`; with `thread`, only
-    /// the replies to that message. Messages hidden from `viewer` are left out. Runs on a
-    /// reader queue; `completion` runs there.
+    /// the replies to that message. Messages hidden from `viewer` are left out (stored hidden
+    /// from it, or hidden from everyone but a sender other than it: `Message.isHidden(from:)`).
+    /// Runs on a reader queue; `completion` runs there.
     func history(channelID: ChannelID, viewer: UserID, beforeSeq: Int64?, afterSeq: Int64?, limit: Int, thread: Int64?,
                  completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void)
 
@@ -26,7 +27,8 @@ public protocol Store: Sendable {
                  completion: @escaping @Sendable (Result<[Message], StoreError>) -> Void)
 
     /// For the messages of `seqs`: the reactions of `users`, and the reply tallies of their
-    /// threads whose sender is one of `users` or that are hidden from `viewer`.
+    /// threads whose sender is one of `users` or that are hidden from `viewer` (including those
+    /// hidden from everyone but another sender, which carry `hiddenFrom` `*`).
     func attributions(channelID: ChannelID, seqs: ClosedRange<Int64>, users: Set<UserID>, viewer: UserID,
                       completion: @escaping @Sendable (Result<MessageAttributions, StoreError>) -> Void)
 
@@ -42,6 +44,10 @@ public protocol Store: Sendable {
     /// The stored users among `ids` (in a cluster, users another node created that this
     /// node has not heard of yet).
     func users(_ ids: [UserID], completion: @escaping @Sendable (Result<[User], StoreError>) -> Void)
+
+    /// Stored reports of messages (§16 `insertFlag`) in ascending `id`: the first `limit`
+    /// after `afterID`, or from the first. Runs on a reader queue; `completion` runs there.
+    func flags(limit: Int, afterID: Int64?, completion: @escaping @Sendable (Result<[Flag], StoreError>) -> Void)
 
     /// Waits until every enqueued write has committed; for shutdown and tests.
     func flush()

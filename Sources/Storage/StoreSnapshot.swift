@@ -11,7 +11,10 @@ public struct StoreSnapshot: Sendable {
     /// For channels whose newest message is hidden from a member (in practice
     /// 1-to-1 channels): that member's newest visible message. A member listed
     /// nowhere here sees the channel's last message; a member from whom the last
-    /// message is hidden and who has no entry here sees no message at all.
+    /// message is hidden and who has no entry here sees no message at all. A newest
+    /// message hidden from everyone but its sender (§16) has the viewer `*`, with the
+    /// newest message before it that is not hidden from everyone. No entry ever holds a
+    /// message hidden from its viewer.
     public var lastVisibleMessages: [(viewer: UserID, message: Message)] = []
     public var blocks: [(blocker: UserID, blocked: UserID)] = []
     /// Every member's read mark.

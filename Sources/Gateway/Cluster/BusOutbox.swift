@@ -128,6 +128,8 @@ struct ResyncScope: Equatable {
         case .insertMessage(let message): .channel(message.channelID)
         case .markRead(let channelID, _, _): .channel(channelID)
         case .changeMessage(let change): .channel(change.channelID)
+        // Clients are not sent flags; the channel is the narrowest scope that covers the write.
+        case .insertFlag(let flag): .channel(flag.channelID)
         case .upsertUser, .setUserDeactivated, .setBlock: .all
         }
     }
