@@ -1,4 +1,5 @@
 import ChatCore
+import WebSocket
 import Foundation
 import ServiceTestSupport
 import Testing
@@ -43,6 +44,7 @@ struct ModerationRequestTests {
             let mod = try await gateway.connect("mod")
             let bob = try await gateway.connect("bob")
             let id = try alice.createGroup(["mod", "bob"])
+            _ = try bob.takeEvents("channel.updated")
             let created = try alice.ok("channel.get", ["channelId": id])
             #expect(created["roles"] as? [String: String] == ["alice": "owner"])
             #expect(created["frozen"] as? Bool == false && created["slowModeSeconds"] as? Int == 0 && created["muted"] as? Bool == false)
@@ -85,6 +87,7 @@ struct ModerationRequestTests {
             let bob = try await gateway.connect("bob")
             let carol = try await gateway.connect("carol")
             let id = try alice.createGroup(["bob", "carol"])
+            _ = try carol.takeEvents("channel.updated")
             #expect(try bob.errorCode("channel.ban", ["channelId": id, "userId": "carol"]) == "ERR_FORBIDDEN")
             #expect(try alice.errorCode("channel.ban", ["channelId": id, "userId": "alice"]) == "ERR_FORBIDDEN")
             #expect(try alice.errorCode("channel.ban", ["channelId": id, "userId": "nobody"]) == "ERR_UID_NOT_FOUND")
@@ -110,6 +113,8 @@ struct ModerationRequestTests {
             let bob = try await gateway.connect("bob", query: "&device=a")
             let bobOther = try await gateway.connect("bob", query: "&device=b")
             let id = try alice.createGroup(["bob"])
+            _ = try bob.takeEvents("channel.updated")
+            _ = try bobOther.takeEvents("channel.updated")
             _ = try bob.send(id, "before")
             _ = try alice.takeEvents("message.new")
             _ = try bobOther.takeEvents("message.new")
@@ -133,6 +138,7 @@ struct ModerationRequestTests {
             let bob = try await gateway.connect("bob")
             try await gateway.createUsers(["carol", "dave"])
             let id = try alice.createGroup(["bob", "carol", "dave"])
+            _ = try bob.takeEvents("channel.updated")
             let muted = try alice.ok("channel.mute", ["channelId": id, "untilMs": Int(gateway.clock.now()) + 60_000])
             #expect(muted["muted"] as? Bool == true)
             #expect(try bob.expectNoEvent("channel.updated"))

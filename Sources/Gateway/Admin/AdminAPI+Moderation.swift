@@ -53,13 +53,14 @@ extension AdminAPI {
             }
             afterID = id
         }
-        service.store.flags(limit: limit + 1, afterID: afterID) { result in
+        let pageSize = limit
+        service.store.flags(limit: pageSize + 1, afterID: afterID) { result in
             switch result {
             case .failure:
                 respond(Self.errorResponse(ChatError(.internalError, "storage failed; retry")))
             case .success(let flags):
-                let page = flags.prefix(limit)
-                let next = flags.count > limit ? page.last.map { cursors.seal(["flags", String($0.id)]) } : nil
+                let page = flags.prefix(pageSize)
+                let next = flags.count > pageSize ? page.last.map { cursors.seal(["flags", String($0.id)]) } : nil
                 respond(Self.ok { w in
                     w.beginObject()
                     w.key("flags")
