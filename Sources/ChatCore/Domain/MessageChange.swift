@@ -107,4 +107,9 @@ public enum ChangeRefusal: String, Sendable, Equatable {
     case messageNotFound
     case messageDeleted
     case tooManyReactions
+    /// A message whose sender is no member of the channel when it commits (it left, or a
+    /// ban took it out on another node first, §16).
+    case senderNotInChannel
+    /// A message from a member (not an owner or moderator) in a channel frozen when it commits.
+    case channelFrozen
 }

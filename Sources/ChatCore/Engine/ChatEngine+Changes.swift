@@ -203,6 +203,8 @@ extension ChatEngine {
         case .messageNotFound: return ChatError(.messageNotFound, "no message \(seq)")
         case .messageDeleted: return ChatError(.messageDeleted, "message \(seq) is deleted")
         case .tooManyReactions: return ChatError(.tooManyReactions, "message \(seq) already has \(MessageChange.maxReactionKinds) reaction kinds")
+        case .senderNotInChannel: return ChatError(.channelNotFound, "not in the channel")
+        case .channelFrozen: return ChatError(.channelFrozen, "the channel is frozen")
         }
     }
 

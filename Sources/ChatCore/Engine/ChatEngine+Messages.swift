@@ -298,9 +298,16 @@ extension ChatEngine {
             }
             return effects
         }
-        if case .committed(.refused) = outcome {
-            // The parent the engine judged is gone from the store (it cannot be: parents stay).
-            let error = ChatError(.badRequest, "parentSeq is no message of this channel")
+        if case .committed(.refused(let refusal)) = outcome {
+            // The store judges membership and freeze again as they stand at commit (another
+            // node may have banned the sender or frozen the channel first, §16); a parent the
+            // engine judged cannot be gone (parents stay).
+            let error: ChatError
+            switch refusal {
+            case .senderNotInChannel: error = ChatError(.channelNotFound, "no channel \(send.channelID)")
+            case .channelFrozen: error = ChatError(.channelFrozen, "the channel is frozen")
+            default: error = ChatError(.badRequest, "parentSeq is no message of this channel")
+            }
             return [.reply(send.requester, .failure(error))] + (key.map { settle($0, with: .failure(error)) } ?? [])
         }
         guard case .committed(.message(let stored)) = outcome else {
