@@ -114,7 +114,8 @@ struct WireEncodingTests {
             WireEncoding.write(channel, lastMessage: nil, lastActivityAt: 100, lastReadSeq: 3, unreadCount: 2, to: &$0)
         }
         #expect(value.keys == ["id", "type", "name", "members", "memberCount", "distinct", "isOneToOne", "pushFromBlockedUsers",
-                               "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount", "version"])
+                               "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount", "version",
+                               "roles", "frozen", "slowModeSeconds", "muted"])
         #expect(value["memberCount"] == .number("2"))
         #expect(value["lastReadSeq"] == .number("3"))
         #expect(value["unreadCount"] == .number("2"))

@@ -233,8 +233,11 @@ struct OperationsTests {
         let channelID = try #require(channel.json["id"] as? String)
         let tokens = try users.map { try gateway.token(for: $0) }
         let port = gateway.port
-        // A connection accepted before the signal whose upgrade request comes after it.
+        // A connection accepted before the signal whose upgrade request is completed after it:
+        // its request line is in before the signal, so the drain finds a request arriving
+        // (answered when complete), not an idle connection (closed).
         let late = try TestClient(port: gateway.port)
+        try late.write("GET /v1/ws?token=\(tokens[0]) HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 
         let acks = DurabilityTests.Acks()
         let closes = CloseCodes()
@@ -285,7 +288,9 @@ struct OperationsTests {
         try await Task.sleep(for: .milliseconds(200))
         let lateClient = UnsafeTransfer(value: late)
         let refused = try await offThePool { () -> TestClient.Response in
-            try lateClient.value.upgrade(path: "/v1/ws?token=\(tokens[0])")
+            try lateClient.value.write("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                                       + "Sec-WebSocket-Version: 13\r\n\r\n")
+            return try lateClient.value.readResponse()
         }
         #expect(refused.status == 503, "an upgrade during the drain: \(refused.status)")
         late.dropConnection()

@@ -31,6 +31,12 @@ struct ProtocolReferenceTests {
         "POST /v1/admin/tokens",
         "POST /v1/admin/channels",
         "POST /v1/admin/channels/{id}",
+        "POST /v1/admin/users/{id}/ban",
+        "DELETE /v1/admin/users/{id}/ban",
+        "POST /v1/admin/channels/{id}/roles",
+        "POST /v1/admin/channels/{id}/bans",
+        "DELETE /v1/admin/channels/{id}/bans/{userId}",
+        "GET /v1/admin/flags",
     ]
 
     // MARK: Requests

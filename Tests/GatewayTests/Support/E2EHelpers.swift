@@ -158,11 +158,13 @@ extension [[String: Any]] {
 enum Shapes {
     static let user: Set<String> = ["id", "name", "image", "metadata", "online", "lastSeenAt", "blockedByMe"]
     static let channel: Set<String> = ["id", "type", "name", "members", "memberCount", "distinct", "isOneToOne", "pushFromBlockedUsers",
-                                       "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount", "version"]
+                                       "createdAt", "lastMessage", "lastActivityAt", "lastReadSeq", "unreadCount", "version",
+                                       "roles", "frozen", "slowModeSeconds", "muted"]
     static let message: Set<String> = ["id", "channelId", "seq", "senderId", "text", "data", "clientMessageId", "createdAt",
                                        "parentSeq", "replyCount", "mentionedUserIds", "reactions", "ownReactions", "editedAt",
                                        "deletedAt", "version"]
 
-    /// Keys present (NSNull counts as present).
-    static func keys(_ object: [String: Any]?) -> Set<String> { Set((object ?? [:]).keys) }
+    /// Keys present (NSNull counts as present); a Channel's `bans`, shown only to those who
+    /// moderate it (§16), is left out.
+    static func keys(_ object: [String: Any]?) -> Set<String> { Set((object ?? [:]).keys).subtracting(["bans"]) }
 }
