@@ -169,7 +169,7 @@ struct ChatEngineMessageTests {
         func send() -> WriteID? {
             let asked = engine.sendMessage(channel, text: "m", dataJSON: nil, clientMessageID: nil, from: "s", device: nil,
                                            for: Self.sender, now: 1_000, monotonicNow: 7)
-            guard case .takeRate(let check, "s", 5, 1, 1_000)? = asked.first, asked.count == 1 else {
+            guard case .takeRate(let check, "s", 5, 1, 1_000, nil)? = asked.first, asked.count == 1 else {
                 Issue.record("no takeRate: \(asked)")
                 return nil
             }

@@ -102,14 +102,14 @@ struct ChatEngineSendOrderTests {
         asked += engine.clientMessageLookedUp(lookups[1], .notFound, now: 11, monotonicNow: 11)
         #expect(asked.isEmpty)
         asked += engine.clientMessageLookedUp(lookups[0], .notFound, now: 11, monotonicNow: 11)
-        let checks = asked.compactMap { if case .takeRate(let check, _, _, _, _) = $0 { return check } else { return nil } }
+        let checks = asked.compactMap { if case .takeRate(let check, _, _, _, _, _) = $0 { return check } else { return nil } }
         #expect(checks.count == 3, "m0, m1 and the untagged m2 are asked; m3 is still looked up")
         var stored: [String] = []
         stored += Self.texts(engine.rateTaken(checks[2], .admitted, now: 12, monotonicNow: 12))
         stored += Self.texts(engine.rateTaken(checks[1], .admitted, now: 12, monotonicNow: 12))
         #expect(stored.isEmpty)
         let later = engine.clientMessageLookedUp(lookups[2], .notFound, now: 12, monotonicNow: 12)
-        let lastCheck = later.compactMap { if case .takeRate(let check, _, _, _, _) = $0 { return check } else { return nil } }
+        let lastCheck = later.compactMap { if case .takeRate(let check, _, _, _, _, _) = $0 { return check } else { return nil } }
         #expect(lastCheck.count == 1)
         stored += Self.texts(engine.rateTaken(checks[0], .admitted, now: 12, monotonicNow: 12))
         #expect(stored == ["m0", "m1", "m2"])

@@ -58,6 +58,24 @@ struct ModerationClusterTests {
         }
     }
 
+    @Test("slow mode counts every node: a member's second send through another node within the interval is refused")
+    func slowModeCountsEveryNode() async throws {
+        try await Self.run { cluster in
+            let alice = try await cluster.nodes[0].connect("alice")
+            let bobHere = try await cluster.nodes[0].connect("bob", query: "&device=a")
+            let bobThere = try await cluster.nodes[1].connect("bob", query: "&device=b")
+            let id = try await TestCluster.group(by: alice, with: ["bob"], name: "slow")
+            _ = try alice.ok("channel.update", ["channelId": id, "slowModeSeconds": 60])
+            _ = try bobHere.send(id, "first")
+            let refused = try bobThere.request("message.send", ["channelId": id, "text": "second, elsewhere"])
+            let error = refused["error"] as? [String: Any]
+            #expect(error?["code"] as? String == "ERR_SLOW_MODE", "\(refused)")
+            #expect((error?["retryAfterMs"] as? Int ?? 0) > 50_000)
+            _ = try alice.send(id, "owners are not slowed")
+            _ = try alice.send(id, "at all")
+        }
+    }
+
     @Test("roles, freeze, mutes and flags made on one node hold on the other")
     func stateReachesEveryNode() async throws {
         try await Self.run { cluster in

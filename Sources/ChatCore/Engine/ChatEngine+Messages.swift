@@ -97,7 +97,7 @@ extension ChatEngine {
                 pendingSends.append(ticket, send, stage)
                 return loads + drainSends(of: sender, now: now, monotonicNow: monotonicNow)
             }
-            if pendingSends.isEmpty(for: sender) && !asksSharedRate {
+            if pendingSends.isEmpty(for: sender) && !asksShared(send) {
                 let user = number(for: sender)
                 return store(send, rate: userMessageRates?.take(user, now: monotonicNow), now: now)
             }
@@ -177,15 +177,33 @@ extension ChatEngine {
     }
 
     /// The shared limiter's answer to `takeRate`; nil when it could not answer (this node's
-    /// own limiter decides then).
-    public mutating func rateTaken(_ check: WriteID, _ decision: TokenBucketLimiter<UserNumber>.Decision?, now: Milliseconds,
+    /// own limiter decides then). `slowModeRetryAfterMs`: the channel's slow mode, shared by
+    /// every node, refused the send (§16).
+    public mutating func rateTaken(_ check: WriteID, _ decision: TokenBucketLimiter<UserNumber>.Decision?,
+                                   slowModeRetryAfterMs: Int64? = nil, now: Milliseconds,
                                    monotonicNow: Milliseconds) -> [EngineEffect] {
-        guard let sender = pendingSends.update(check, to: .rated(decision)) else { return [] }
+        var stage = SendsInArrivalOrder.Stage.rated(decision)
+        if let retryAfterMs = slowModeRetryAfterMs, let send = pendingSends.entry(check)?.send {
+            let seconds = directory.channels[send.channelID]?.slowModeSeconds ?? 0
+            stage = .answered(.failure(ChatError(.slowMode, "slow mode: one message per \(seconds) s; retry in \(retryAfterMs) ms",
+                                                 retryAfterMs: retryAfterMs)))
+        }
+        guard let sender = pendingSends.update(check, to: stage) else { return [] }
         return drainSends(of: sender, now: now, monotonicNow: monotonicNow)
     }
 
-    /// The per-user rate is on and counted outside this node (cluster mode).
-    private var asksSharedRate: Bool { settings.sharedUserRate && userMessageRates != nil }
+    /// Cluster mode: the send asks the limiter every node shares, for the per-user rate when
+    /// it is on and for the channel's slow mode when it holds the sender.
+    private func asksShared(_ send: MessageSend) -> Bool {
+        settings.sharedUserRate && (userMessageRates != nil || slowMode(for: send) != nil)
+    }
+
+    /// The slow mode that holds `send`'s sender in its channel, if any (§16).
+    private func slowMode(for send: MessageSend) -> SlowModeAsk? {
+        guard let channel = directory.channels[send.channelID], channel.slowModeSeconds > 0,
+              !channel.role(of: send.sender).moderates else { return nil }
+        return SlowModeAsk(channel: channel.id, intervalMilliseconds: Milliseconds(channel.slowModeSeconds) * 1000)
+    }
 
     /// Settles the sender's queued sends from the oldest while they can be, then asks the
     /// shared rate for those that may ask now.
@@ -197,7 +215,7 @@ extension ChatEngine {
             switch head.stage {
             case .lookingUp, .rating:
                 break draining
-            case .ready where asksSharedRate:
+            case .ready where asksShared(send):
                 break draining
             case .answered(let reply):
                 effects.append(.reply(send.requester, reply))
@@ -222,10 +240,20 @@ extension ChatEngine {
             }
             pendingSends.removeHead(of: sender)
         }
-        if asksSharedRate, let limiter = userMessageRates {
+        if settings.sharedUserRate {
+            var settled = false
             for entry in pendingSends.takeRatesToAsk(of: sender) {
-                effects.append(.takeRate(entry.ticket, user: sender, ratePerSecond: limiter.ratePerSecond, burst: limiter.burst, now: now))
+                let slowMode = slowMode(for: entry.send)
+                if userMessageRates == nil && slowMode == nil {
+                    // Nothing to ask for this one (no rate, no slow mode): on in turn.
+                    _ = pendingSends.update(entry.ticket, to: .rated(nil))
+                    settled = true
+                    continue
+                }
+                effects.append(.takeRate(entry.ticket, user: sender, ratePerSecond: userMessageRates?.ratePerSecond ?? 0,
+                                         burst: userMessageRates?.burst ?? 1, now: now, slowMode: slowMode))
             }
+            if settled { effects += drainSends(of: sender, now: now, monotonicNow: monotonicNow) }
         }
         return effects
     }

@@ -1,3 +1,14 @@
+/// A send's slow mode, for the limiter every node shares (cluster mode).
+public struct SlowModeAsk: Sendable, Equatable {
+    public var channel: ChannelID
+    public var intervalMilliseconds: Milliseconds
+
+    public init(channel: ChannelID, intervalMilliseconds: Milliseconds) {
+        self.channel = channel
+        self.intervalMilliseconds = intervalMilliseconds
+    }
+}
+
 /// A member's last accepted send in a channel in slow mode.
 struct SlowModeKey: Hashable, Sendable {
     var channel: ChannelID

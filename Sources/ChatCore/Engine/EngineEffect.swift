@@ -96,7 +96,9 @@ public enum EngineEffect: Sendable, Equatable {
     case checkReactionsLater(ChannelID, seq: Int64, afterMilliseconds: Milliseconds)
     /// Take one token of `user`'s §6 rate from the limiter all nodes share; answer with
     /// `rateTaken`. `now` is wall-clock milliseconds (the nodes' common scale).
-    case takeRate(WriteID, user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds)
+    /// With `slowMode`, the same answer also takes the channel's slow-mode slot of the user
+    /// (§16), which no node may give twice within its interval. `ratePerSecond` 0: no rate.
+    case takeRate(WriteID, user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds, slowMode: SlowModeAsk? = nil)
     /// Take one token of `user`'s §15 change rate (edits, deletes, reactions) from the
     /// limiter all nodes share; answer with `changeRateTaken`. `now` as for `takeRate`.
     case takeChangeRate(WriteID, user: UserID, ratePerSecond: Int, burst: Int, now: Milliseconds)

@@ -51,7 +51,9 @@ extension ChatService {
                 sessionRefused(id, reason)
             case .userWritesFailed(let waiting):
                 scheduleUserRetry(waiting: waiting)
-            case .takeRate(let check, let user, let rate, let burst, let now):
+            case .takeRate(let check, let user, let rate, let burst, let now, let slowMode?):
+                takeSharedRate(check, user: user, ratePerSecond: rate, burst: burst, slowMode: slowMode, now: now)
+            case .takeRate(let check, let user, let rate, let burst, let now, nil):
                 takeSharedRate(.messages, user: user, ratePerSecond: rate, burst: burst, now: now) { service, decision in
                     service.run(service.engine.rateTaken(check, decision, now: service.clock.now(),
                                                          monotonicNow: service.clock.monotonicNow()))
@@ -245,6 +247,22 @@ extension ChatService {
     /// Takes one token of `user`'s rate in `bucket` from the limiter every node shares and
     /// hands the answer to `answered` on the core queue; nil (no bus, or no answer in time)
     /// leaves the decision to the engine's own bucket.
+    /// A send's rate and its channel's slow mode from the limiter every node shares.
+    fileprivate func takeSharedRate(_ check: WriteID, user: UserID, ratePerSecond: Int, burst: Int, slowMode: SlowModeAsk,
+                                    now: Milliseconds) {
+        let decided: @Sendable (TokenBucketLimiter<UserNumber>.Decision?, Int64?) -> Void = { [self] decision, slowModeRetryAfterMs in
+            inbox.async { [self] in
+                run(engine.rateTaken(check, decision, slowModeRetryAfterMs: slowModeRetryAfterMs, now: clock.now(),
+                                     monotonicNow: clock.monotonicNow()))
+            }
+        }
+        if let bus {
+            bus.rates.take(user: user, ratePerSecond: ratePerSecond, burst: burst, slowMode: slowMode, now: now, decided: decided)
+        } else {
+            decided(nil, nil)
+        }
+    }
+
     fileprivate func takeSharedRate(_ bucket: SharedRateLimit.Bucket, user: UserID, ratePerSecond: Int, burst: Int,
                                     now: Milliseconds,
                                     answered: @escaping @Sendable (ChatService, TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
