@@ -190,8 +190,8 @@ public struct ChatDirectory: Sendable {
 
     /// Whether `user`'s shadow ban (channel or app-wide) is in force at `now`.
     public func isShadowBanned(_ user: UserID, in channel: Channel, at now: Milliseconds) -> Bool {
-        if channel.ban(on: user, at: now)?.shadow == true { return true }
-        guard let ban = users[user]?.ban, ban.shadow else { return false }
+        if !channel.bans.isEmpty, channel.ban(on: user, at: now)?.shadow == true { return true }
+        guard shadowBannedUsers.contains(user), let ban = users[user]?.ban, ban.shadow else { return false }
         return ban.isInForce(at: now)
     }
 

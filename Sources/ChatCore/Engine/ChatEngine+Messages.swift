@@ -282,16 +282,16 @@ extension ChatEngine {
             let error = ChatError(.channelNotFound, "no channel \(send.channelID)")
             return [.reply(send.requester, .failure(error))] + (key.map { settle($0, with: .failure(error)) } ?? [])
         }
-        if let refusal = ModerationPolicy.sendRefusal(role: channel.role(of: send.sender), frozen: channel.frozen,
-                                                      slowModeSeconds: channel.slowModeSeconds,
-                                                      lastSentAt: slowModeSends[SlowModeKey(channel: channel.id, user: send.sender)],
-                                                      now: now) {
-            effects.append(.reply(send.requester, .failure(refusal)))
-            if let key { effects += settle(key, with: .failure(refusal)) }
-            return effects
-        }
-        if channel.slowModeSeconds > 0 && !channel.role(of: send.sender).moderates {
-            recordSlowModeSend(SlowModeKey(channel: channel.id, user: send.sender), at: now)
+        if channel.frozen || channel.slowModeSeconds > 0 {
+            let role = channel.role(of: send.sender)
+            let slot = SlowModeKey(channel: channel.id, user: send.sender)
+            if let refusal = ModerationPolicy.sendRefusal(role: role, frozen: channel.frozen, slowModeSeconds: channel.slowModeSeconds,
+                                                          lastSentAt: slowModeSends[slot], now: now) {
+                effects.append(.reply(send.requester, .failure(refusal)))
+                if let key { effects += settle(key, with: .failure(refusal)) }
+                return effects
+            }
+            if channel.slowModeSeconds > 0 && !role.moderates { recordSlowModeSend(slot, at: now) }
         }
         var hiddenFrom: UserID?
         if directory.isShadowBanned(send.sender, in: channel, at: now) {
