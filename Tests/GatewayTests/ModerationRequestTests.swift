@@ -223,6 +223,12 @@ struct ModerationRequestTests {
             #expect((try back.eventData("message.new")["text"] as? String) == "heard")
             let frozen = try await gateway.admin("POST", "/v1/admin/channels/\(id)", body: ["frozen": true])
             #expect(frozen.json["frozen"] as? Bool == true)
+            // The backend deletes like an owner: any message, the members told.
+            let tombstone = try await gateway.admin("DELETE", "/v1/admin/channels/\(id)/messages/1")
+            #expect(tombstone.status == 200 && tombstone.json["deletedAt"] is Int, "\(tombstone.body)")
+            #expect((try back.eventData("message.updated")["change"] as? String) == "delete")
+            #expect(try await gateway.admin("DELETE", "/v1/admin/channels/\(id)/messages/99").status == 400)
+            #expect(try await gateway.admin("DELETE", "/v1/admin/channels/\(id)/messages/x").status == 400)
         }
     }
 

@@ -37,6 +37,7 @@ struct ProtocolReferenceTests {
         "POST /v1/admin/channels/{id}/bans",
         "DELETE /v1/admin/channels/{id}/bans/{userId}",
         "GET /v1/admin/flags",
+        "DELETE /v1/admin/channels/{id}/messages/{seq}",
     ]
 
     // MARK: Requests

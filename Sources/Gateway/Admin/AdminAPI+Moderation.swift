@@ -37,6 +37,13 @@ extension AdminAPI {
         service.changeChannel(command, respond: Self.respond(respond))
     }
 
+    /// `DELETE /v1/admin/channels/{id}/messages/{seq}`: the backend deletes any message, as
+    /// an owner may; the answer is the tombstone.
+    func deleteMessage(_ channelID: ChannelID, seq text: String, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
+        guard let seq = Int64(text), seq >= 1 else { throw ChatError(.badRequest, "seq must be a seq of at least 1") }
+        service.requestChange(.delete, channelID, seq, respond: Self.respond(respond))
+    }
+
     /// `GET /v1/admin/flags?limit=&cursor=`: the flags in the order they were raised.
     func listFlags(query: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) throws(ChatError) {
         var limit = 20

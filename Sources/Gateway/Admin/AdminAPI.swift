@@ -33,7 +33,7 @@ struct AdminAPI: Sendable {
         }
         // The users the call names (its path's and its body's), known on this node first.
         var named = route.first == "users" ? Array(route.dropFirst().prefix(1)) + route.dropFirst(3).prefix(1) : []
-        if route.first == "channels", route.count == 4 { named.append(route[3]) }
+        if route.first == "channels", route.count == 4, route[2] == "bans" { named.append(route[3]) }
         if let ids = try? JSONFields(object: body).stringArray("userIds") { named += ids.prefix(1000) }
         if let id = try? JSONFields(object: body).string("userId") { named.append(id) }
         service.inbox.async { [service, named] in
@@ -94,6 +94,8 @@ struct AdminAPI: Sendable {
             try banFromChannel(route[1], user: try fields.requiredString("userId"), fields, respond: respond)
         case ("DELETE", 4, "channels") where route[2] == "bans":
             try banFromChannel(route[1], user: route[3], nil, respond: respond)
+        case ("DELETE", 4, "channels") where route[2] == "messages":
+            try deleteMessage(route[1], seq: route[3], respond: respond)
         case ("GET", 1, "flags"):
             try listFlags(query: query, respond: respond)
         default:
