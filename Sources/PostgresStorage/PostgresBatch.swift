@@ -11,8 +11,12 @@ import Storage
 /// the channel rows locked in id order (`FOR UPDATE`: one channel's `seq` is
 /// serialised across nodes, and two nodes never deadlock on the order), the `seq`s
 /// assigned from the locked `last_seq`, and one statement that updates the counters
-/// and inserts every message. Three round trips however many messages the run holds,
-/// four when one of its channels is 1-to-1 (the block rows decide what is hidden).
+/// and inserts every message. Each new message is judged against its channel as
+/// committed (§16, `SendAdmission`): the moderation fields come with the locked rows,
+/// and one statement after the lock reads, per distinct (channel, sender), whether the
+/// sender is a member and its app-wide ban. Four round trips however many messages the
+/// run holds, five when one of its channels is 1-to-1 (the block rows decide what is
+/// hidden).
 ///
 /// The other writes run one statement group each; those that can be refused on
 /// their own (an unknown channel or user, a channel id taken) run inside a
@@ -173,24 +177,37 @@ struct PostgresBatch {
         var lastSeq: [ChannelID: Int64] = [:]
         var lastVersion: [ChannelID: Int64] = [:]
         var oneToOne: Set<ChannelID> = []
+        var admissions: [ChannelID: SendAdmission] = [:]
         let channelIDs = Array(Set(fresh.map(\.message.channelID))).sorted()
         let locking = Array(Set(channelIDs).union(alsoLock)).sorted()
-        for try await (id, seq, version, isOneToOne) in try await connection.query(
-            "SELECT id, last_seq, version, is_one_to_one FROM channels WHERE id = ANY(\(locking)) ORDER BY id FOR UPDATE",
-            logger: logger).decode((String, Int64, Int64, Bool).self) {
+        // The moderation fields are read with the lock: as the last transaction to write the
+        // row left them, this batch's own earlier writes included. The roles matter only in
+        // a frozen channel.
+        for try await (id, seq, version, isOneToOne, createdBy, frozen, roles, bans) in try await connection.query("""
+            SELECT id, last_seq, version, is_one_to_one, created_by, frozen, CASE WHEN frozen THEN roles ELSE '{}' END, bans
+            FROM channels WHERE id = ANY(\(locking)) ORDER BY id FOR UPDATE
+            """, logger: logger).decode((String, Int64, Int64, Bool, String, Bool, String, String).self) {
             lastSeq[id] = seq
             lastVersion[id] = version
             if isOneToOne { oneToOne.insert(id) }
+            admissions[id] = SendAdmission(channelID: id, createdBy: createdBy, frozen: frozen, rolesJSON: roles, bansJSON: bans)
         }
         channelsLocked?(channelIDs)
+        let senders = try await sendersAsCommitted(fresh.map(\.message).filter { lastSeq[$0.channelID] != nil })
         let parents = try await threadParents(of: fresh.map(\.message))
         let hiddenFrom = oneToOne.isDisjoint(with: channelIDs)
             ? [:] : try await hiddenOneToOneRecipients(of: fresh.map(\.message).filter { oneToOne.contains($0.channelID) })
         var inserted: [Message] = []
         var outcome = [Result<StoreWriteResult, StoreError>?](repeating: nil, count: fresh.count)
         for (position, (_, message)) in fresh.enumerated() {
-            guard let last = lastSeq[message.channelID] else {
+            guard let last = lastSeq[message.channelID], let admission = admissions[message.channelID] else {
                 outcome[position] = .failure(StoreError("insertMessage: unknown channel \(message.channelID)"))
+                continue
+            }
+            let sender = senders[SenderKey(channel: message.channelID, user: message.senderID)]
+            let verdict = admission.verdict(on: message, senderIsMember: sender?.isMember ?? false, userBan: sender?.ban)
+            if case .refuse(let refusal) = verdict {
+                outcome[position] = .success(.refused(refusal))
                 continue
             }
             if let parentSeq = message.parentSeq, parents[ParentKey(channel: message.channelID, seq: parentSeq)] != true {
@@ -207,6 +224,7 @@ struct PostgresBatch {
             if message.hiddenFrom == nil, let recipient = hiddenFrom[message.channelID]?[message.senderID] {
                 message.hiddenFrom = recipient
             }
+            if verdict == .store(hiddenFromEveryone: true) { message.hiddenFrom = Message.hiddenFromEveryone }
             lastSeq[message.channelID] = message.seq
             inserted.append(message)
             outcome[position] = .success(.message(message))
@@ -232,6 +250,32 @@ struct PostgresBatch {
             results.append((index, repeated))
         }
         return results
+    }
+
+    private struct SenderKey: Hashable {
+        var channel: ChannelID
+        var user: UserID
+    }
+
+    /// For each distinct (channel, sender) of `messages`: whether the sender is a member of
+    /// the channel and its app-wide ban, as committed. Read after the channel rows are
+    /// locked, in a statement of its own: its snapshot holds the members that the last
+    /// transaction to write those rows left (the locking statement's snapshot predates
+    /// its wait for the lock).
+    private func sendersAsCommitted(_ messages: [Message]) async throws -> [SenderKey: (isMember: Bool, ban: Ban?)] {
+        let keys = Array(Set(messages.map { SenderKey(channel: $0.channelID, user: $0.senderID) }))
+        guard !keys.isEmpty else { return [:] }
+        let channels = keys.map(\.channel), users = keys.map(\.user)
+        var senders: [SenderKey: (isMember: Bool, ban: Ban?)] = [:]
+        for try await (channel, user, isMember, ban) in try await connection.query("""
+            SELECT p.channel_id, p.user_id,
+                EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = p.channel_id AND m.user_id = p.user_id), u.ban
+            FROM unnest(\(channels)::text[], \(users)::text[]) AS p(channel_id, user_id)
+            LEFT JOIN users u ON u.id = p.user_id
+            """, logger: logger).decode((String, String, Bool, String?).self) {
+            senders[SenderKey(channel: channel, user: user)] = (isMember, ColumnCoding.decodeBan(ban))
+        }
+        return senders
     }
 
     private struct ParentKey: Hashable {

@@ -9,10 +9,30 @@ import Storage
 /// is remembered; if the batch rolls back its counters are dropped, so they are
 /// reloaded from the committed row and a failed batch never leaves a gap. The
 /// counters are written once per channel per batch, just before COMMIT.
+///
+/// A new message is judged against its channel as this transaction sees it (§16,
+/// `SendAdmission`): the channel row's moderation fields, whether the sender is a member
+/// and the sender's app-wide ban. Those are read at most once per channel, per
+/// (channel, sender) and per sender, and kept across batches: this connection is the
+/// database's only writer (as for the counters), so an entry stays exact until a write of
+/// the channel or user replaces it. Such a write drops the entry first, so the next
+/// message reads what the write left (earlier writes of its own batch included); a
+/// rollback drops them all.
 final class WriteApplier {
     struct Counters {
         var seq: Int64
         var version: Int64
+    }
+
+    /// A channel's moderation fields, and the senders whose membership was read.
+    private struct ChannelGate {
+        var admission: SendAdmission
+        var members: [UserID: Bool] = [:]
+    }
+
+    /// A sender's app-wide ban as stored (nil: none).
+    private struct KnownBan {
+        var ban: Ban?
     }
 
     let connection: SQLiteConnection
@@ -22,6 +42,14 @@ final class WriteApplier {
     private var touched: Set<ChannelID> = []
     /// Channels whose counter advanced in the open batch (their row needs `last_seq`).
     private var advanced: Set<ChannelID> = []
+    private var gates: [ChannelID: ChannelGate] = [:]
+    private var userBans: [UserID: KnownBan] = [:]
+    /// Membership answers held in `gates`, for the bound below.
+    private var knownMemberships = 0
+    /// Past this many entries the moderation state is dropped at the end of a batch and
+    /// read again as messages need it: memory stays bounded however many channels and
+    /// senders the store sees.
+    private static let gateEntryLimit = 100_000
 
     init(connection: SQLiteConnection) {
         self.connection = connection
@@ -46,6 +74,7 @@ final class WriteApplier {
     func batchCommitted() {
         touched.removeAll(keepingCapacity: true)
         advanced.removeAll(keepingCapacity: true)
+        if knownMemberships + gates.count + userBans.count > Self.gateEntryLimit { forgetGates() }
     }
 
     /// The batch rolled back: forget every counter it touched (reloaded on next use).
@@ -53,6 +82,13 @@ final class WriteApplier {
         for channelID in touched { lastSeq.removeValue(forKey: channelID) }
         touched.removeAll(keepingCapacity: true)
         advanced.removeAll(keepingCapacity: true)
+        forgetGates()
+    }
+
+    private func forgetGates() {
+        gates.removeAll()
+        userBans.removeAll()
+        knownMemberships = 0
     }
 
     // MARK: writes
@@ -66,10 +102,13 @@ final class WriteApplier {
         case .insertFlag(let flag):
             return .flag(try insert(flag))
         case .upsertUser(let user):
+            userBans.removeValue(forKey: user.id)
             try upsert(user)
         case .createChannel(let channel):
+            forgetGate(of: channel.id)
             try create(channel)
         case .updateChannel(let channel):
+            forgetGate(of: channel.id)
             try update(channel)
         case .setUserDeactivated(let userID, let deactivated):
             let statement = try connection.statement("UPDATE users SET deactivated = ?1 WHERE id = ?2")
@@ -105,9 +144,11 @@ final class WriteApplier {
     }
 
     /// Stores `message` with the channel's next `seq` and `version`, or returns the message
-    /// the sender already stored with the same `clientMessageID`. A reply counts in its
-    /// parent, which takes the reply's version; a parent that is missing or is itself a
-    /// reply refuses the message.
+    /// the sender already stored with the same `clientMessageID`. A sender who is no member,
+    /// or a plain member of a frozen channel, is refused; a shadow-banned sender's message is
+    /// stored hidden from everyone else (`SendAdmission`). A reply counts in its parent,
+    /// which takes the reply's version; a parent that is missing or is itself a reply
+    /// refuses the message.
     ///
     /// The insert itself detects the duplicate (`ON CONFLICT DO NOTHING`, then a
     /// lookup only when no row was inserted), so the common case costs no extra
@@ -119,6 +160,17 @@ final class WriteApplier {
         stored.version = counters.version + 1
         stored.reactions = [:]
         stored.replyCount = 0
+        switch try verdict(on: message) {
+        case .refuse(let refusal):
+            // A retry of a message stored before the ban or freeze still answers with it.
+            if let clientMessageID = message.clientMessageID,
+               let existing = try ReadQueries.message(on: connection, sender: message.senderID, clientMessageID: clientMessageID) {
+                return .existingMessage(existing)
+            }
+            return .refused(refusal)
+        case .store(let hiddenFromEveryone):
+            if hiddenFromEveryone { stored.hiddenFrom = Message.hiddenFromEveryone }
+        }
         if let parentSeq = message.parentSeq {
             guard let parent = try storedMessage(message.channelID, seq: parentSeq), parent.parentSeq == nil else {
                 return .refused(.messageNotFound)
@@ -221,6 +273,53 @@ final class WriteApplier {
         try update.run()
         advance(change.channelID, to: counters)
         return .changed(next, previousVersion: current.version)
+    }
+
+    // MARK: moderation at commit (§16)
+
+    private func verdict(on message: Message) throws(StoreError) -> SendAdmission.Verdict {
+        let channelID = message.channelID, sender = message.senderID
+        if let gate = gates[channelID], let isMember = gate.members[sender], let known = userBans[sender] {
+            return gate.admission.verdict(on: message, senderIsMember: isMember, userBan: known.ban)
+        }
+        let admission: SendAdmission
+        if let known = gates[channelID]?.admission {
+            admission = known
+        } else {
+            admission = try readAdmission(of: channelID)
+            gates[channelID] = ChannelGate(admission: admission)
+        }
+        // One statement for both: a sender is read once per channel it sends to.
+        let statement = try connection.statement("""
+            SELECT EXISTS (SELECT 1 FROM channel_members WHERE channel_id = ?1 AND user_id = ?2),
+                (SELECT ban FROM users WHERE id = ?2)
+            """)
+        try statement.bind(channelID, at: 1)
+        try statement.bind(sender, at: 2)
+        let (isMember, ban) = try statement.withReset { row throws(StoreError) -> (Bool, Ban?) in
+            guard try row.step() else { return (false, nil) }
+            return (row.bool(0), ColumnCoding.decodeBan(row.optionalText(1)))
+        }
+        if gates[channelID]?.members.updateValue(isMember, forKey: sender) == nil { knownMemberships += 1 }
+        userBans[sender] = KnownBan(ban: ban)
+        return admission.verdict(on: message, senderIsMember: isMember, userBan: ban)
+    }
+
+    private func readAdmission(of channelID: ChannelID) throws(StoreError) -> SendAdmission {
+        let statement = try connection.statement("SELECT created_by, frozen, roles, bans FROM channels WHERE id = ?1")
+        try statement.bind(channelID, at: 1)
+        let admission: SendAdmission? = try statement.withReset { row throws(StoreError) in
+            guard try row.step() else { return nil }
+            return SendAdmission(channelID: channelID, createdBy: row.text(0), frozen: row.bool(1), rolesJSON: row.text(2),
+                                 bansJSON: row.text(3))
+        }
+        guard let admission else { throw StoreError("unknown channel \(channelID)") }
+        return admission
+    }
+
+    /// Before a write of the channel row or its members: the next message reads them anew.
+    private func forgetGate(of channelID: ChannelID) {
+        if let gate = gates.removeValue(forKey: channelID) { knownMemberships -= gate.members.count }
     }
 
     private func storedMessage(_ channelID: ChannelID, seq: Int64) throws(StoreError) -> Message? {

@@ -8,7 +8,10 @@ import Testing
     @Test func concurrentEnqueuersGetGaplessSeqs() throws {
         let directory = TemporaryDirectory()
         let store = try Fixture.seeded(directory)
-        try store.write(.createChannel(Fixture.group("c2", ["alice", "bob"])))
+        // The store refuses a message from a sender who is no member (§16).
+        let senders = (0..<50).map { "u\($0)" }
+        try store.write(.updateChannel(Fixture.group("c1", ["alice", "bob", "carol"] + senders)))
+        try store.write(.createChannel(Fixture.group("c2", ["alice", "bob"] + senders)))
         let stored = Collector<Message>()
         let failures = Collector<StoreError>()
         let perSender = 40

@@ -132,6 +132,42 @@ import Testing
         HiddenFromEveryoneScenario.checkLastVisible(try SQLiteStore(directory: directory.path).loadSnapshot())
     }
 
+    /// Each new message is judged against its channel as committed (§16): non-members and
+    /// plain members of a frozen channel are refused, shadow-banned senders stored as `*`,
+    /// retries of messages stored before answered with them; writes earlier in the same
+    /// batch count, and a write that failed does not.
+    @Test func messagesAreJudgedAgainstTheChannelAsCommitted() async throws {
+        let directory = TemporaryDirectory()
+        do {
+            let store = try SQLiteStore(directory: directory.path)
+            for id in SendAdmissionScenario.users { try store.write(.upsertUser(Fixture.user(id))) }
+            try store.write(.createChannel(SendAdmissionScenario.created))
+            let stored = try await SendAdmissionScenario.run(
+                commit: { store.commit($0) },
+                batch: { writes in
+                    let gate = WriterGate()
+                    gate.close(store, with: .upsertUser(Fixture.user("zed")))
+                    let results = Collector<(Int, Result<StoreWriteResult, StoreError>)>()
+                    for (index, write) in writes.enumerated() { store.enqueue(write) { results.append((index, $0)) } }
+                    gate.open()
+                    store.flush()
+                    return results.all.sorted { $0.0 < $1.0 }.map(\.1)
+                })
+            for viewer in SendAdmissionScenario.viewers {
+                #expect(try store.history(SendAdmissionScenario.channelID, viewer: viewer, limit: 1_000).get().map(\.id)
+                        == SendAdmissionScenario.visible(stored, to: viewer), "\(viewer)")
+            }
+        }
+        // The same answers from a store that reads every channel and user afresh.
+        let reopened = try SQLiteStore(directory: directory.path)
+        #expect(try reopened.commit(SendAdmissionScenario.send("d-3", from: "dave")).get() == .refused(.senderNotInChannel))
+        guard case .success(.message(let message)) = reopened.commit(SendAdmissionScenario.send("g-3", from: "gina")) else {
+            Issue.record("gina's message was not stored")
+            return
+        }
+        #expect(message.hiddenFrom == Message.hiddenFromEveryone)
+    }
+
     /// A database a schema-5 build wrote: migration 6 leaves every row as it was, with no
     /// moderation field set, and the new writes work on it.
     @Test func aSchemaFiveDatabaseMigratesWithItsRowsUnchanged() throws {

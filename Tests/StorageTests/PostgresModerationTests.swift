@@ -5,6 +5,7 @@ import Testing
 @testable import PostgresStorage
 import ServiceTestSupport
 import Storage
+import Synchronization
 
 /// The moderation model (§16) on PostgreSQL: the same fixtures and answers as
 /// `ModerationStorageTests` on SQLite, plus flag ids that stay unique and ascending when
@@ -167,6 +168,127 @@ struct PostgresModerationTests {
         }
     }
 
+    /// Each new message is judged against its channel as committed (§16), as on SQLite
+    /// (`SendAdmissionScenario`); a batch runs through `PostgresBatch` in one transaction,
+    /// its writes together or each in a savepoint of its own.
+    @Test(arguments: [false, true])
+    func messagesAreJudgedAgainstTheChannelAsCommitted(isolated: Bool) async throws {
+        try await PostgresTestDatabase.with { database in
+            let store = try await open(database)
+            for id in SendAdmissionScenario.users { try await store.writeAsync(.upsertUser(Fixture.user(id))) }
+            try await store.writeAsync(.createChannel(SendAdmissionScenario.created))
+            let url = database.url
+            let stored = try await SendAdmissionScenario.run(
+                commit: { await store.commitAsync($0) },
+                batch: { writes in
+                    let batchWrites: [StoreWrite?] = writes
+                    return try await PostgresTestDatabase.transaction(url: url) { connection in
+                        var batch = PostgresBatch(connection: connection, logger: Self.logger)
+                        return isolated ? try await batch.applyEach(batchWrites) : try await batch.apply(batchWrites)
+                    }
+                })
+            for viewer in SendAdmissionScenario.viewers {
+                #expect(try await store.historyAsync(SendAdmissionScenario.channelID, viewer: viewer).map(\.id)
+                        == SendAdmissionScenario.visible(stored, to: viewer), "\(viewer)")
+            }
+        }
+    }
+
+    /// Two nodes: whatever one node commits (a ban, a freeze, a shadow ban from the channel
+    /// or app-wide) is in force for the next message the other commits, though that node
+    /// was told nothing.
+    @Test func aBanCommittedOnOneNodeHoldsForTheNextMessageOnAnother() async throws {
+        try await PostgresTestDatabase.with { database in
+            let nodeA = try await open(database)
+            for id in ["alice", "bob", "carol", "dave", "erin"] { try await nodeA.writeAsync(.upsertUser(Fixture.user(id))) }
+            var channel = Fixture.group("c1", ["alice", "bob", "carol", "dave", "erin"])
+            try await nodeA.writeAsync(.createChannel(channel))
+            let nodeB = try await open(database)
+            func send(_ id: MessageID, from sender: UserID, clientMessageID: String? = nil) async throws -> StoreWriteResult {
+                try await nodeB.commitAsync(.insertMessage(
+                    Fixture.message(id, in: "c1", from: sender, clientMessageID: clientMessageID))).get()
+            }
+            guard case .message(let before) = try await send("b-1", from: "bob", clientMessageID: "b1") else {
+                Issue.record("bob's first message was not stored")
+                return
+            }
+
+            channel.members.removeAll { $0 == "bob" }
+            channel.bans["bob"] = Ban()
+            try await nodeA.writeAsync(.updateChannel(channel))
+            #expect(try await send("b-2", from: "bob") == .refused(.senderNotInChannel))
+            #expect(try await send("b-1-again", from: "bob", clientMessageID: "b1") == .existingMessage(before))
+
+            channel.bans["carol"] = Ban(shadow: true)
+            try await nodeA.writeAsync(.updateChannel(channel))
+            guard case .message(let shadowed) = try await send("c-1", from: "carol") else {
+                Issue.record("carol's message was not stored")
+                return
+            }
+            #expect(shadowed.hiddenFrom == Message.hiddenFromEveryone)
+
+            var dave = Fixture.user("dave")
+            dave.ban = Ban(shadow: true)
+            try await nodeA.writeAsync(.upsertUser(dave))
+            guard case .message(let appWide) = try await send("d-1", from: "dave") else {
+                Issue.record("dave's message was not stored")
+                return
+            }
+            #expect(appWide.hiddenFrom == Message.hiddenFromEveryone)
+
+            channel.frozen = true
+            try await nodeA.writeAsync(.updateChannel(channel))
+            #expect(try await send("e-1", from: "erin") == .refused(.channelFrozen))
+            guard case .message(let owner) = try await send("a-1", from: "alice") else {
+                Issue.record("the creator's message was not stored")
+                return
+            }
+            #expect(owner.hiddenFrom == nil)
+            #expect(try await nodeA.historyAsync("c1", viewer: "erin").map(\.id) == ["b-1", "a-1"])
+            #expect(try await nodeA.historyAsync("c1", viewer: "carol").map(\.id) == ["b-1", "c-1", "a-1"])
+        }
+    }
+
+    /// Senders keep sending on one node while the other bans them: once the ban's write has
+    /// answered, every message enqueued after it is refused.
+    @Test func aBanRacingSendsOnAnotherNodeHoldsFromItsAnswer() async throws {
+        try await PostgresTestDatabase.with { database in
+            let nodeA = try await open(database)
+            let senders = (0..<4).map { "s\($0)" }
+            for id in ["alice"] + senders { try await nodeA.writeAsync(.upsertUser(Fixture.user(id))) }
+            var channel = Fixture.group("c1", ["alice"] + senders)
+            try await nodeA.writeAsync(.createChannel(channel))
+            let nodeB = try await open(database)
+            let banned = Latch()
+            let lateAnswers = try await withThrowingTaskGroup(of: [StoreWriteResult].self) { group in
+                for sender in senders {
+                    group.addTask {
+                        var late: [StoreWriteResult] = []
+                        var n = 0
+                        while late.count < 5 {
+                            n += 1
+                            let afterBan = banned.isSet
+                            let result = try await nodeB.commitAsync(.insertMessage(
+                                Fixture.message("\(sender)-\(n)", in: "c1", from: sender))).get()
+                            if afterBan { late.append(result) }
+                        }
+                        return late
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(50))
+                channel.members = ["alice"]
+                for sender in senders { channel.bans[sender] = Ban() }
+                try await nodeA.writeAsync(.updateChannel(channel))
+                banned.set()
+                var all: [StoreWriteResult] = []
+                for try await late in group { all += late }
+                return all
+            }
+            #expect(lateAnswers.count == 4 * 5)
+            #expect(lateAnswers.allSatisfy { $0 == .refused(.senderNotInChannel) })
+        }
+    }
+
     /// A database a schema-5 build wrote: migration 6 leaves every row as it was, with no
     /// moderation field set, and the new writes work on it.
     @Test func aSchemaFiveDatabaseMigratesWithItsRowsUnchanged() async throws {
@@ -206,4 +328,11 @@ struct PostgresModerationTests {
             #expect(try await open(database).loadSnapshot().channels.last == team)
         }
     }
+}
+
+/// Set once, read from any task.
+private final class Latch: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .sequentiallyConsistent) }
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
 }
