@@ -1,6 +1,7 @@
 /// What the gateway's close of a connection still waiting for its `auth` answer means
 /// (PROTOCOL.md §1, §8): the error a refused upgrade would have given, so an app (and the
-/// client's own retry rules) handle both the same way.
+/// client's own retry rules) handle both the same way. A live connection closed with 4002
+/// (deactivated) or 4003 (banned app-wide, §16) ends the client with the same error.
 enum AuthRefusal {
     static func error(closeCode: Int?, reason: String) -> ChatClientError {
         let message = reason.isEmpty ? "closed before auth was answered" : reason

@@ -138,10 +138,10 @@ extension ChatClient {
     }
 
     /// A request that, with `Options.retryRateLimited`, waits out `ERR_RATE_LIMITED` and goes again.
-    func requestWaitingOutRateLimits(_ type: String, _ params: [String: any Sendable]) async throws -> Data {
+    func requestWaitingOutRateLimits(_ type: String, _ params: [String: any Sendable], retriable: Bool = true) async throws -> Data {
         while true {
             do {
-                return try await request(type, params)
+                return try await request(type, params, retriable: retriable)
             } catch let error as ChatClientError where error.code == .rateLimited && options.retryRateLimited {
                 try await Task.sleep(for: .milliseconds(max(error.retryAfterMs ?? 200, 1)))
             }

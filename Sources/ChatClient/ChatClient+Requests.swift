@@ -64,7 +64,7 @@ extension ChatClient {
         return Page(items: page.users, next: page.next)
     }
 
-    private func blockResults(_ data: Data) throws -> [String: BlockResult] {
+    func blockResults(_ data: Data) throws -> [String: BlockResult] {
         let results = try decode(BlockResults.self, data).results
         return results.mapValues { $0 == "success" ? .success : .failed(ChatClientError.Code(wire: $0)) }
     }
@@ -105,10 +105,16 @@ extension ChatClient {
         _ = try await request("channel.leave", ["channelId": channelID])
     }
 
-    public func updateChannel(_ channelID: String, name: String? = nil, pushFromBlockedUsers: Bool? = nil) async throws -> Channel {
+    /// `channel.update`; what is left nil keeps its value. Renaming is open to every member,
+    /// `pushFromBlockedUsers` to the creator; `frozen` and `slowModeSeconds` (0–3600, 0 turns
+    /// it off) to owners and moderators (§16), others get `.forbidden`.
+    public func updateChannel(_ channelID: String, name: String? = nil, pushFromBlockedUsers: Bool? = nil,
+                              frozen: Bool? = nil, slowModeSeconds: Int? = nil) async throws -> Channel {
         var params: [String: any Sendable] = ["channelId": channelID]
         if let name { params["name"] = name }
         if let pushFromBlockedUsers { params["pushFromBlockedUsers"] = pushFromBlockedUsers }
+        if let frozen { params["frozen"] = frozen }
+        if let slowModeSeconds { params["slowModeSeconds"] = slowModeSeconds }
         return try decode(Channel.self, try await request("channel.update", params))
     }
 

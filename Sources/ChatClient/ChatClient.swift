@@ -16,14 +16,17 @@ import Foundation
 /// - a `message.send` in flight when the connection drops is sent again with the same
 ///   `clientMessageId` and resolves once; requests that are safe to repeat are repeated,
 ///   `channel.create` (not distinct) fails with `.connectionFailed` instead;
-/// - with `Options.retryRateLimited`, a send, edit, delete or reaction refused with
-///   `ERR_RATE_LIMITED` waits `retryAfterMs` and goes again.
+/// - with `Options.retryRateLimited`, a send, edit, delete, reaction or flag refused with
+///   `ERR_RATE_LIMITED` waits `retryAfterMs` and goes again. `ERR_SLOW_MODE` is not waited
+///   out: it is the channel's rule (§16), which the app shows its user with the wait.
 public actor ChatClient {
     public struct Options: Sendable {
         public var backoff = ReconnectBackoff()
         /// How long a request waits for its answer, reconnects included.
         public var requestTimeout: Duration = .seconds(30)
-        /// Wait out `ERR_RATE_LIMITED` on sends, edits, deletes and reactions, and go again.
+        /// Wait out `ERR_RATE_LIMITED` on sends, edits, deletes, reactions and flags, and go
+        /// again. A send refused by the channel's slow mode (`.slowMode`, with `retryAfterMs`)
+        /// is not sent again: the user is the one to wait, and may rather not send it.
         public var retryRateLimited = false
         /// The `device` label of the connection (logs, metrics).
         public var device: String?
@@ -58,6 +61,9 @@ public actor ChatClient {
     var presenceFollowed: Set<String> = []
     /// The signed-in user's id, once connected (for `Message.applying(_:ownUserID:)`).
     public private(set) var userID: String?
+    /// Why the gateway ended this client for good (`ChatEvent.refused`: deactivated, banned, a
+    /// refused token), if it did; nil again once `connect()` is called.
+    public private(set) var refusal: ChatClientError?
 
     /// - Parameters:
     ///   - url: the gateway's WebSocket endpoint, e.g. `wss://chat.example.com/v1/ws`.
@@ -84,6 +90,7 @@ public actor ChatClient {
     /// reconnects by itself only once it was connected).
     public func connect() async throws {
         guard state == .closed else { return }
+        refusal = nil
         setState(.connecting)
         do {
             try await open()
@@ -95,13 +102,25 @@ public actor ChatClient {
 
     /// Closes the connection; requests still waiting fail with `.closed`.
     public func disconnect() {
+        close(failingWith: ChatClientError(.closed, "disconnected"))
+    }
+
+    /// The gateway refused the user for good: the app hears why, then the client closes and
+    /// what still waits fails with the refusal itself.
+    private func refused(_ error: ChatClientError) {
+        refusal = error
+        publish(.refused(error))
+        close(failingWith: error)
+    }
+
+    private func close(failingWith error: ChatClientError) {
         setState(.closed)
         reconnecting?.cancel()
         reconnecting = nil
-        if let waiting = authenticating { authenticationFailed(waiting.id, ChatClientError(.closed, "disconnected")) }
+        if let waiting = authenticating { authenticationFailed(waiting.id, error) }
         connection?.close()
         connection = nil
-        for (_, request) in pending { request.continuation.resume(throwing: ChatClientError(.closed, "disconnected")) }
+        for (_, request) in pending { request.continuation.resume(throwing: error) }
         pending = [:]
     }
 
@@ -199,7 +218,7 @@ public actor ChatClient {
         guard state != .closed else { return }
         if code == 4002 || code == 4003 {
             // Deactivated or banned: the gateway will refuse this user; nothing is retried.
-            disconnect()
+            refused(AuthRefusal.error(closeCode: code, reason: reason))
             return
         }
         if code == 4001 { tokenStale = true }
@@ -224,7 +243,7 @@ public actor ChatClient {
                     break
                 } catch let error as ChatClientError where error.code == .notLoggedIn || error.code == .tokenExpired
                     || (error.code == .handshakeRefused && error.status == 403) {
-                    disconnect()
+                    refused(error)
                     break
                 } catch {
                     attempt += 1

@@ -5,6 +5,12 @@ public struct ChatClientError: Error, Sendable, Equatable, CustomStringConvertib
         case tooManyIDs, invalidCursor, channelNotFound, notAMember, messageTooLong, rateLimited, forbidden, internalError
         /// §15: no such message, or one the caller cannot see; a deleted one; past 25 reaction kinds.
         case messageNotFound, messageDeleted, tooManyReactions
+        /// §16: a send in a frozen channel by a member (only owners and moderators send there).
+        case channelFrozen
+        /// §16: a send sooner than the channel's `slowModeSeconds` after the member's last one;
+        /// `retryAfterMs` says when the next is accepted. A channel rule to show the user, not
+        /// a rate limit: `Options.retryRateLimited` does not wait it out.
+        case slowMode
         /// A code this client does not know yet.
         case other(String)
         /// The upgrade was answered with an HTTP error (401, 403, 429, 503, …), `status` below;
@@ -37,6 +43,8 @@ public struct ChatClientError: Error, Sendable, Equatable, CustomStringConvertib
             case "ERR_MESSAGE_NOT_FOUND": self = .messageNotFound
             case "ERR_MESSAGE_DELETED": self = .messageDeleted
             case "ERR_TOO_MANY_REACTIONS": self = .tooManyReactions
+            case "ERR_CHANNEL_FROZEN": self = .channelFrozen
+            case "ERR_SLOW_MODE": self = .slowMode
             default: self = .other(wire)
             }
         }
@@ -44,7 +52,7 @@ public struct ChatClientError: Error, Sendable, Equatable, CustomStringConvertib
 
     public var code: Code
     public var message: String
-    /// `ERR_RATE_LIMITED`: when the request may be made again.
+    /// `ERR_RATE_LIMITED`, `ERR_SLOW_MODE`: when the request may be made again.
     public var retryAfterMs: Int?
     /// `.handshakeRefused`: the HTTP status (for a refusal at `auth`, the one the upgrade would have had).
     public var status: Int?
@@ -58,6 +66,13 @@ public struct ChatClientError: Error, Sendable, Equatable, CustomStringConvertib
         self.status = status
         self.closeCode = closeCode
     }
+
+    /// A refusal of the user itself, whatever its token: banned app-wide (close 4003, §16),
+    /// at `connect()` or ending a live connection.
+    public var isBanned: Bool { code == .handshakeRefused && closeCode == 4003 }
+
+    /// A refusal of the user itself: deactivated (close 4002).
+    public var isDeactivated: Bool { code == .handshakeRefused && closeCode == 4002 }
 
     public var description: String {
         var text = "\(code): \(message)"

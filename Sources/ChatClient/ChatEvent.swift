@@ -21,6 +21,11 @@ public enum ChatEvent: Sendable, Equatable {
     /// it follows by itself.
     case sessionResync(channelIds: [String])
     case connection(ConnectionState)
+    /// The gateway ended the client for good and would refuse the user again: a deactivated
+    /// (close 4002) or banned (4003, `isBanned`) user's live connection, or a refusal while
+    /// reconnecting (a fresh token refused too). `.connection(.closed)` follows, requests still
+    /// waiting fail with this error, and nothing is retried.
+    case refused(ChatClientError)
     /// An event this client does not know yet: its name and `data` as JSON text.
     case other(name: String, data: String)
 
@@ -42,6 +47,7 @@ public enum ConnectionState: Sendable, Equatable {
     case connected
     /// Lost; the next attempt (counted from 1) is on its way after a backoff.
     case reconnecting(attempt: Int)
-    /// `disconnect()`, or the gateway refused the user for good (deactivated, token refused).
+    /// `disconnect()`, or the gateway refused the user for good (deactivated, banned, token
+    /// refused: `ChatEvent.refused` and `ChatClient.refusal` say which).
     case closed
 }

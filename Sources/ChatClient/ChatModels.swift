@@ -32,15 +32,32 @@ public struct Channel: Decodable, Sendable, Equatable {
     /// The channel's change counter (v1.2, §15): every new message, edit, delete, reaction and
     /// reply takes the next value. 0 from a gateway before v1.2.
     public var version: Int64 = 0
+    // Moderation (§16); the defaults are what a gateway without moderation means by leaving
+    // the fields out.
+    /// User id → role, for every owner and moderator; everyone else is a member.
+    public var roles: [String: ChannelRole] = [:]
+    /// Only owners and moderators may send (others get `.channelFrozen`).
+    public var frozen = false
+    /// 0, or how many seconds a member waits between two messages (`.slowMode`).
+    public var slowModeSeconds = 0
+    /// This user muted the channel: its messages still arrive and count, but never push.
+    public var muted = false
+    /// User id → ban; shown only to the channel's owners and moderators (nil for everyone else).
+    public var bans: [String: ChannelBan]? = nil
+
+    /// `userID`'s role here: `.member` unless `roles` names it.
+    public func role(of userID: String) -> ChannelRole { roles[userID] ?? .member }
 }
 
 extension Channel {
     enum CodingKeys: String, CodingKey {
         case id, type, name, members, memberCount, distinct, isOneToOne, pushFromBlockedUsers, createdAt
         case lastMessage, lastActivityAt, lastReadSeq, unreadCount, version
+        case roles, frozen, slowModeSeconds, muted, bans
     }
 
-    /// `version` is read where present, so channels of a gateway before v1.2 decode too.
+    /// `version` and the moderation fields are read where present, so channels of a gateway
+    /// before v1.2, or without moderation, decode too.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         id = try c.decode(String.self, forKey: .id)
@@ -57,6 +74,13 @@ extension Channel {
         lastReadSeq = try c.decode(Int64.self, forKey: .lastReadSeq)
         unreadCount = try c.decode(Int64.self, forKey: .unreadCount)
         version = try c.decodeIfPresent(Int64.self, forKey: .version) ?? 0
+        // A role this client does not know yet is left out rather than failing the channel.
+        roles = (try c.decodeIfPresent([String: String].self, forKey: .roles) ?? [:])
+            .compactMapValues { ChannelRole(rawValue: $0) }
+        frozen = try c.decodeIfPresent(Bool.self, forKey: .frozen) ?? false
+        slowModeSeconds = try c.decodeIfPresent(Int.self, forKey: .slowModeSeconds) ?? 0
+        muted = try c.decodeIfPresent(Bool.self, forKey: .muted) ?? false
+        bans = try c.decodeIfPresent([String: ChannelBan].self, forKey: .bans)
     }
 }
 

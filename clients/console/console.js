@@ -1,7 +1,10 @@
-// The web console (PROTOCOL.md §14, §15): one page that signs in, then speaks only the
+// The web console (PROTOCOL.md §14–§16): one page that signs in, then speaks only the
 // public protocol over /v1/ws through the SDK (chat-client.js, served beside it
 // from clients/js/chat-client.js). This file is the app: state, rendering, input;
 // mentions.js and reaction-picker.js are the composer's mentions and the emoji popover.
+// Owners and moderators of a channel also get its moderation (§16): roles and bans in the
+// member list, freeze, slow mode and the bans list in the Moderate dialog; everyone can
+// report a message (message.flag).
 
 import { applyReaction, ChatClient, ConnectionState, endpointFor, newClientMessageId, readTokenClaims } from "./chat-client.js";
 import { mentionAtCaret, mentionedIds, textWithMentions } from "./mentions.js";
@@ -57,7 +60,12 @@ const state = {
   thread: null, // { channelId, parentSeq, replies: [], loaded }: the open thread
   confirmingDelete: null, // "channelId/seq" whose Delete was clicked once (a second click deletes)
   unreadRefresh: new Map(), // channelId → timer of a pending channel.get for its unread count
+  confirmingBan: null, // "channelId/userId/kind" whose Ban or Shadow ban was clicked once (a second click bans)
+  composerNotice: null, // { channelId, code, until? }: why the channel's moderation refused the last send there
+  flagging: null, // the message the report dialog is about
 };
+
+const slowModeChoices = [0, 5, 10, 30, 60, 300, 900, 3600]; // seconds; the gateway takes 0–3600
 
 let picker = null; // the ReactionPicker, once the page is set up
 const threadDrafts = new Map();
@@ -130,6 +138,8 @@ function describeError(error) {
     ERR_TOO_MANY_REACTIONS: "That message has as many kinds of reaction as it can take",
     ERR_FORBIDDEN: "You may not do that",
     ERR_TOO_MANY_IDS: "Too many people mentioned (at most 25)",
+    ERR_CHANNEL_FROZEN: "This channel is frozen: only owners and moderators can send",
+    ERR_SLOW_MODE: `Slow mode: you can send again in ${Math.max(1, Math.ceil((error.retryAfterMs || 1000) / 1000))} s`,
   }[code];
   return { code, text: friendly || error?.message || code };
 }
@@ -388,6 +398,10 @@ function wire(client) {
       return;
     }
     followChannel(mergeChannel(channel));
+    if (state.activeId === channel.id) {
+      renderHeader();
+      refreshModerationViews();
+    }
     loadPeople(channel.members).then(() => {
       renderChannels();
       if (state.activeId === channel.id) renderHeader();
@@ -597,6 +611,7 @@ async function openChannel(channelId) {
   renderHeader();
   renderTyping();
   renderChannels();
+  renderComposerNotice();
   const convo = conversation(channelId);
   if (!convo.loaded && !convo.loading) {
     renderMessages();
@@ -662,6 +677,7 @@ async function loadEarlier() {
 function renderHeader() {
   const channel = state.channels.get(state.activeId);
   if (!channel) return;
+  renderModes(channel);
   const title = channelTitle(channel);
   $("channel-name").textContent = title;
   $("channel-avatar").replaceWith(Object.assign(avatar(title, { seed: channel.id, presenceOf: peerOf(channel) }), { id: "channel-avatar" }));
@@ -773,9 +789,13 @@ function messageElement(message, { continued = false, status = null, inThread = 
 /** A user's display name as mentions resolve it (its name, or its id). */
 const displayName = (id) => state.users.get(id)?.name || id;
 
-/** The buttons beside a stored message. */
+/**
+ * The buttons beside a stored message: react, reply, edit (own), delete (own, or anyone's for
+ * the channel's owners and moderators), report (others').
+ */
 function messageActions(message, { inThread }) {
   const mine = message.senderId === state.me.id;
+  const mayDelete = mine || moderates(state.channels.get(message.channelId));
   const confirming = state.confirmingDelete === `${message.channelId}/${message.seq}`;
   const action = (name, label, glyph, onclick, extraClass = "") => el("button", {
     type: "button", class: `action ${extraClass}`.trim(), dataset: { action: name }, title: label, "aria-label": label, onclick,
@@ -784,8 +804,9 @@ function messageActions(message, { inThread }) {
     action("react", "Add a reaction", "☺", (event) => picker.open(event.currentTarget, (kind) => setReaction(message, kind, true))),
     inThread || isReply(message) ? null : action("reply", "Reply in thread", "↩", () => openThread(message.channelId, message.seq)),
     mine ? action("edit", "Edit", "✎", () => startEditing(message, { inThread })) : null,
-    mine ? action("delete", confirming ? "Click again to delete" : "Delete", confirming ? "Delete?" : "✕", () => deleteClicked(message),
-      confirming ? "confirm" : "") : null);
+    mayDelete ? action("delete", confirming ? "Click again to delete" : "Delete", confirming ? "Delete?" : "✕", () => deleteClicked(message),
+      confirming ? "confirm" : "") : null,
+    mine ? null : action("flag", "Report this message", "⚑", () => openFlag(message)));
 }
 
 /** The reaction chips under a message: kind and count; yours are pressed, and a click takes yours back or adds it. */
@@ -1137,12 +1158,35 @@ async function deliver(pending) {
       if ((channel.lastReadSeq || 0) < stored.seq - 1 || !state.readStateSupported) markReadSoon();
     }
     renderChannels();
+    if (state.composerNotice?.channelId === pending.channelId) clearComposerNotice();
   } catch (error) {
-    pending.status = "failed";
-    pending.error = describeError(error).text;
-    showError(error, "Sending");
+    if (error.code === "ERR_CHANNEL_FROZEN" || error.code === "ERR_SLOW_MODE") {
+      // The channel's rule, not a failure to retry: the text goes back to the composer, and
+      // the notice above it says why (and, in slow mode, how long to wait).
+      const index = convo.messages.indexOf(pending);
+      if (index >= 0) convo.messages.splice(index, 1);
+      restoreDraft(pending.channelId, pending.text);
+      showComposerNotice(pending.channelId, error);
+    } else {
+      pending.status = "failed";
+      pending.error = describeError(error).text;
+      showError(error, "Sending");
+    }
   }
   if (state.activeId === pending.channelId) renderMessages({ keepScroll: true });
+}
+
+/** A refused send's text, back in its channel's composer unless something new was typed there meanwhile. */
+function restoreDraft(channelId, text) {
+  if (state.activeId === channelId) {
+    const input = $("composer-input");
+    if (input.value.trim()) return;
+    input.value = text;
+    drafts.set(channelId, text);
+    autoGrow();
+  } else if (!drafts.get(channelId)) {
+    drafts.set(channelId, text);
+  }
 }
 
 function retrySend(message) {
@@ -1216,20 +1260,59 @@ async function invite(event) {
   }
 }
 
+/**
+ * The members dialog: each member with their role and tags; Block / Unblock; for the channel's
+ * owners and moderators, Ban, Shadow ban (each clicked twice) or Unban as their role allows;
+ * for its owners, Make / Remove moderator.
+ */
 function renderMembers() {
   const channel = state.channels.get(state.activeId);
   if (!channel) return;
+  const iOwn = roleOf(channel, state.me.id) === "owner";
   $("member-list").replaceChildren(...channel.members.map((id) => {
     const isMe = id === state.me.id;
     const blocked = state.blocked.has(id);
     const presence = state.presence.get(id);
-    return el("li", {},
-      avatar(userName(id), { seed: id, small: true, presenceOf: isMe ? null : id }),
-      el("span", { class: "who" }, el("strong", {}, isMe ? `${state.me.name || id} (you)` : userName(id)),
+    const role = roleOf(channel, id);
+    const name = userName(id);
+    // A ban on someone still in the channel is a shadow ban (a plain one takes them out).
+    const ban = channel.bans?.[id];
+    const actions = [];
+    if (!isMe && iOwn && role !== "owner") {
+      const promote = role === "member";
+      actions.push(el("button", { type: "button", class: "ghost small", dataset: { action: promote ? "make-moderator" : "unmake-moderator", user: id },
+        "aria-label": promote ? `Make ${name} a moderator` : `Make ${name} a member again`,
+        onclick: () => setRole(channel.id, id, promote ? "moderator" : "member") }, promote ? "Make moderator" : "Remove moderator"));
+    }
+    if (mayBan(channel, id)) {
+      if (ban) {
+        actions.push(el("button", { type: "button", class: "ghost small", dataset: { action: "unban", user: id }, "aria-label": `Lift ${name}'s ban`,
+          onclick: () => unban(channel.id, id) }, "Unban"));
+      } else {
+        for (const shadow of [false, true]) {
+          const confirming = state.confirmingBan === `${channel.id}/${id}/${shadow}`;
+          const label = shadow ? "Shadow ban" : "Ban";
+          actions.push(el("button", {
+            type: "button", class: `ghost small${confirming ? " confirm" : ""}`, dataset: { action: shadow ? "shadow-ban" : "ban", user: id },
+            "aria-label": confirming ? `Click again to ${label.toLowerCase()} ${name}`
+              : shadow ? `Shadow ban ${name}: what they send reaches only them` : `Ban ${name} from the channel`,
+            onclick: () => banClicked(channel.id, id, shadow),
+          }, confirming ? `${label}?` : label));
+        }
+      }
+    }
+    if (!isMe) {
+      actions.push(el("button", { type: "button", class: blocked ? "ghost small" : "danger small", dataset: { action: blocked ? "unblock" : "block", user: id },
+        "aria-label": blocked ? `Unblock ${name}` : `Block ${name}`, onclick: () => setBlocked(id, !blocked) }, blocked ? "Unblock" : "Block"));
+    }
+    return el("li", { class: "member", dataset: { user: id, role } },
+      avatar(name, { seed: id, small: true, presenceOf: isMe ? null : id }),
+      el("span", { class: "who" }, el("strong", {}, isMe ? `${state.me.name || id} (you)` : name),
         el("span", {}, isMe ? id : `${id} · ${presence?.online ? "online" : "offline"}`)),
+      role !== "member" ? el("span", { class: "tag role", dataset: { role } }, role === "owner" ? "Owner" : "Moderator") : null,
+      ban ? el("span", { class: "tag shadow", title: "What they send reaches only them" }, "Shadow banned") : null,
       blocked ? el("span", { class: "tag" }, "Blocked") : null,
-      isMe ? null : el("button", { type: "button", class: blocked ? "ghost small" : "danger small", dataset: { action: blocked ? "unblock" : "block", user: id },
-        onclick: () => setBlocked(id, !blocked) }, blocked ? "Unblock" : "Block"));
+      actions.length ? el("span", { class: "member-actions" }, actions) : null);
   }));
 }
 
@@ -1264,6 +1347,216 @@ async function loadBlocked(fromStart) {
     $("blocked-more").hidden = !blockedNext;
   } catch (error) {
     dialogError($("blocked-dialog"), describeError(error).text);
+  }
+}
+
+// MARK: Moderation (§16)
+
+/** `userId`'s role in `channel`: "owner", "moderator" or "member" (a gateway without roles names none). */
+const roleOf = (channel, userId) => channel?.roles?.[userId] || "member";
+
+/** Whether `userId` (by default the signed-in user) owns or moderates `channel`. */
+const moderates = (channel, userId = state.me?.id) => roleOf(channel, userId) !== "member";
+
+/** Whether the signed-in user may ban or unban `userId` here: owners anyone but owners, moderators members only. */
+function mayBan(channel, userId) {
+  if (!channel || userId === state.me.id) return false;
+  const mine = roleOf(channel, state.me.id);
+  const theirs = roleOf(channel, userId);
+  return mine === "owner" ? theirs !== "owner" : mine === "moderator" && theirs === "member";
+}
+
+function formatSeconds(seconds) {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+/** The header's chips for a frozen channel and slow mode, the Moderate button, the composer's hint. */
+function renderModes(channel) {
+  const chips = [];
+  if (channel.frozen) {
+    chips.push(el("span", { class: "mode-chip", dataset: { mode: "frozen" }, title: "Only owners and moderators can send" }, "Frozen"));
+  }
+  if (channel.slowModeSeconds > 0) {
+    chips.push(el("span", { class: "mode-chip", dataset: { mode: "slow" }, title: `Members send at most one message per ${formatSeconds(channel.slowModeSeconds)}` },
+      `Slow mode · ${formatSeconds(channel.slowModeSeconds)}`));
+  }
+  $("channel-modes").replaceChildren(...chips);
+  $("open-moderation").hidden = !moderates(channel);
+  $("composer-input").placeholder = channel.frozen && !moderates(channel)
+    ? "Frozen: only owners and moderators can send" : "Write a message (@name mentions a member)";
+  renderComposerNotice();
+}
+
+/** Redraws the open members and moderation dialogs after the channel changed. */
+function refreshModerationViews() {
+  if ($("members-dialog").open) renderMembers();
+  if ($("moderation-dialog").open) renderModeration();
+}
+
+/** The channel as the gateway has it now (after a ban or unban, whose answer is `{}`). */
+async function refreshChannel(channelId) {
+  try {
+    mergeChannel(await state.client.channel(channelId));
+  } catch (error) {
+    showError(error, "Reading the channel");
+    return;
+  }
+  renderChannels();
+  if (state.activeId === channelId) renderHeader();
+  refreshModerationViews();
+}
+
+async function setRole(channelId, userId, role) {
+  try {
+    mergeChannel(await state.client.setRole(channelId, userId, role));
+    toast(role === "moderator" ? `${userName(userId)} is a moderator now.` : `${userName(userId)} is a member again.`);
+  } catch (error) {
+    showError(error, "Changing the role");
+  }
+  if (state.activeId === channelId) renderHeader();
+  refreshModerationViews();
+}
+
+/** A first click on Ban or Shadow ban asks again (for a few seconds); the second bans. */
+async function banClicked(channelId, userId, shadow) {
+  const key = `${channelId}/${userId}/${shadow}`;
+  if (state.confirmingBan !== key) {
+    state.confirmingBan = key;
+    renderMembers();
+    setTimeout(() => {
+      if (state.confirmingBan !== key) return;
+      state.confirmingBan = null;
+      refreshModerationViews();
+    }, 4000);
+    return;
+  }
+  state.confirmingBan = null;
+  try {
+    await state.client.ban(channelId, userId, { shadow });
+    toast(shadow ? `Shadow banned ${userName(userId)}: what they send now reaches only them. They are not told.`
+      : `Banned ${userName(userId)} from the channel.`);
+  } catch (error) {
+    showError(error, shadow ? "Shadow banning" : "Banning");
+  }
+  await refreshChannel(channelId);
+}
+
+async function unban(channelId, userId) {
+  try {
+    await state.client.unban(channelId, userId);
+    toast(`Lifted ${userName(userId)}'s ban.`);
+  } catch (error) {
+    showError(error, "Lifting the ban");
+  }
+  await refreshChannel(channelId);
+}
+
+/** The Moderate dialog: the freeze switch, the slow-mode choice and the channel's bans. */
+function renderModeration() {
+  const dialog = $("moderation-dialog");
+  const channel = state.channels.get(state.activeId);
+  if (!channel || !moderates(channel)) {
+    if (dialog.open) dialog.close();
+    return;
+  }
+  $("moderation-channel").textContent = channelTitle(channel);
+  $("freeze-toggle").setAttribute("aria-checked", String(Boolean(channel.frozen)));
+  const current = channel.slowModeSeconds || 0;
+  const choices = [...new Set([...slowModeChoices, current])].sort((a, b) => a - b);
+  $("slow-mode").replaceChildren(...choices.map((seconds) => el("option", { value: String(seconds), selected: seconds === current },
+    seconds ? `One message per ${formatSeconds(seconds)}` : "Off")));
+  const bans = Object.entries(channel.bans || {}).sort(([a], [b]) => a.localeCompare(b));
+  $("ban-list").replaceChildren(...(bans.length ? bans.map(([id, ban]) => el("li", { dataset: { user: id, shadow: String(ban.shadow) } },
+    avatar(userName(id), { seed: id, small: true }),
+    el("span", { class: "who" }, el("strong", {}, userName(id)),
+      el("span", {}, `${ban.shadow ? "Shadow ban" : "Ban"} · ${ban.untilMs ? `until ${new Date(ban.untilMs).toLocaleString()}` : "until lifted"}`)),
+    mayBan(channel, id) ? el("button", { type: "button", class: "ghost small", dataset: { action: "unban", user: id }, "aria-label": `Lift ${userName(id)}'s ban`,
+      onclick: () => unban(channel.id, id) }, "Unban") : null))
+    : [el("li", { class: "empty" }, "Nobody is banned here.")]));
+}
+
+/** A channel.update of the moderation dialog (`frozen` or `slowModeSeconds`). */
+async function updateModeration(change, describe) {
+  const channelId = state.activeId;
+  const dialog = $("moderation-dialog");
+  dialogError(dialog, null);
+  try {
+    mergeChannel(await state.client.updateChannel(channelId, change));
+    toast(describe);
+  } catch (error) {
+    dialogError(dialog, describeError(error).text);
+  }
+  if (state.activeId === channelId) renderHeader();
+  refreshModerationViews();
+}
+
+/** Why the last send in `channelId` was refused by its moderation, shown above its composer. */
+function showComposerNotice(channelId, error) {
+  state.composerNotice = { channelId, code: error.code,
+    until: error.code === "ERR_SLOW_MODE" ? Date.now() + (error.retryAfterMs || 1000) : null };
+  const live = $("composer-notice-live");
+  live.textContent = describeError(error).text; // told once to screen readers; the countdown is not
+  renderComposerNotice();
+}
+
+function clearComposerNotice() {
+  state.composerNotice = null;
+  $("composer-notice-live").textContent = "";
+  renderComposerNotice();
+}
+
+let composerNoticeTimer = null;
+
+/**
+ * The notice of the open channel, if any. A slow mode's wait counts down and ends it, and so
+ * does slow mode turned off; an unfreeze ends a freeze's.
+ */
+function renderComposerNotice() {
+  clearTimeout(composerNoticeTimer);
+  const notice = state.composerNotice;
+  const channel = notice && state.channels.get(notice.channelId);
+  const over = notice && (notice.code === "ERR_SLOW_MODE"
+    ? notice.until <= Date.now() || (channel && !channel.slowModeSeconds)
+    : channel && !channel.frozen);
+  if (over) {
+    clearComposerNotice();
+    return;
+  }
+  const shown = notice && notice.channelId === state.activeId ? notice : null;
+  $("composer-notice").hidden = !shown;
+  if (!shown) return;
+  $("composer-notice").dataset.code = shown.code;
+  $("composer-notice-text").textContent = shown.until
+    ? `Slow mode: you can send again in ${Math.ceil((shown.until - Date.now()) / 1000)} s`
+    : describeError({ code: shown.code }).text;
+  if (shown.until) composerNoticeTimer = setTimeout(renderComposerNotice, Math.min(250, shown.until - Date.now()));
+}
+
+/** The report dialog for `message`, with an optional reason. */
+function openFlag(message) {
+  state.flagging = message;
+  $("flag-quote").textContent = `${userName(message.senderId)}: ${message.text}`;
+  $("flag-reason").value = "";
+  openDialog("flag-dialog");
+  $("flag-reason").focus();
+}
+
+async function submitFlag(event) {
+  if (event.submitter?.value !== "ok") return;
+  event.preventDefault();
+  const dialog = $("flag-dialog");
+  const message = state.flagging;
+  const reason = $("flag-reason").value.trim();
+  if (!message) return dialog.close();
+  try {
+    await state.client.flagMessage(message.channelId, message.seq, reason ? { reason } : {});
+    dialog.close();
+    state.flagging = null;
+    toast("Reported to the app's moderators.");
+  } catch (error) {
+    dialogError(dialog, describeError(error).text);
   }
 }
 
@@ -1327,6 +1620,23 @@ function setUp() {
   });
   $("invite-form").addEventListener("submit", invite);
   $("open-members").addEventListener("click", () => { renderMembers(); openDialog("members-dialog"); });
+  $("open-moderation").addEventListener("click", () => { renderModeration(); openDialog("moderation-dialog"); });
+  $("freeze-toggle").addEventListener("click", () => {
+    const frozen = !state.channels.get(state.activeId)?.frozen;
+    updateModeration({ frozen }, frozen ? "Channel frozen: only owners and moderators can send." : "Channel unfrozen.");
+  });
+  $("slow-mode").addEventListener("change", (event) => {
+    const seconds = Number(event.target.value);
+    updateModeration({ slowModeSeconds: seconds }, seconds ? `Slow mode: one message per ${formatSeconds(seconds)}.` : "Slow mode off.");
+  });
+  $("flag-form").addEventListener("submit", submitFlag);
+  $("flag-reason").addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      $("flag-form").querySelector("button[value=ok]").click();
+    }
+  });
+  $("composer-notice-close").addEventListener("click", clearComposerNotice);
   $("open-blocked").addEventListener("click", () => { openDialog("blocked-dialog"); loadBlocked(true); });
   $("blocked-more").addEventListener("click", () => loadBlocked(false));
   $("block-submit").addEventListener("click", async () => {

@@ -1,6 +1,6 @@
 // chat-client.js: the JavaScript SDK of the chat gateway (docs/clients.md), dependency-free
 // ES modules for browsers and Node 20 with no build step. It speaks the WebSocket
-// protocol (PROTOCOL.md §1–§7, §14, §15) with the same shape and rules as the Swift
+// protocol (PROTOCOL.md §1–§7, §14–§16) with the same shape and rules as the Swift
 // ChatClient (Sources/ChatClient):
 //
 //   import { ChatClient } from "./chat-client.js";
@@ -11,9 +11,9 @@
 //     if (item.type === "new") console.log(item.message.text);
 //   }
 //
-// - Every request of §4, §14 and §15 is a method returning a promise of the reply's
-//   `result`; a refused request rejects with a `ChatError` carrying the gateway's
-//   `code` (and `retryAfterMs` for ERR_RATE_LIMITED).
+// - Every request of §4, §14, §15 and §16 (moderation) is a method returning a promise of
+//   the reply's `result`; a refused request rejects with a `ChatError` carrying the
+//   gateway's `code` (and `retryAfterMs` for ERR_RATE_LIMITED and ERR_SLOW_MODE).
 // - Events: `on(name, fn)` for one event, `on("*", fn)` for all of them,
 //   `onChannel(channelId, fn)` for the events about one channel; `on("state", fn)`
 //   for the connection's own changes.
@@ -21,8 +21,9 @@
 //   sends `{"type":"auth","token"}` as its first message (PROTOCOL.md §1, v1.2), so
 //   a refused token comes back as a close code the browser can read: 4004 (refused)
 //   or 4001 (expired) asks the token provider once more, and a fresh token refused
-//   too ends the client; 4002 (deactivated) and 4003 (banned) end it at once; 4005
-//   (too many connections) is retried with backoff.
+//   too ends the client; 4002 (deactivated) and 4003 (banned) end it at once, with the
+//   refusal as `client.refusal` and a `refused` event; 4005 (too many connections) is
+//   retried with backoff.
 // - Reconnects with exponential backoff and jitter; the token provider is asked
 //   again after `session.expiring`, a 4001 close, or a refused token.
 // - `messages(channelId, { afterSeq })` yields every message of the channel the

@@ -1,7 +1,7 @@
 // client.js: ChatClient, the SDK's client. It holds the options and puts the parts
 // together: the Connection (socket, reconnects, keep-alive), the PendingRequests that match
 // replies to requests, the EventListeners, and the FollowedChannels behind `messages()`.
-// Each request of PROTOCOL.md §4, §14 and §15 is a method here.
+// Each request of PROTOCOL.md §4, §14, §15 and §16 is a method here.
 
 import { BlockedUsersQuery } from "./blocked-users-query.js";
 import { newClientMessageId } from "./client-message-id.js";
@@ -23,7 +23,8 @@ export class ChatClient {
    * @param {Function} [options.WebSocket]  a WebSocket class with the browser's API (default: globalThis.WebSocket)
    * @param {string} [options.device]  the connection's `device` label (§1)
    * @param {boolean} [options.hideBlocked]  `hideBlocked=1` (§5)
-   * @param {boolean} [options.retryRateLimited=false]  a send refused with ERR_RATE_LIMITED waits `retryAfterMs` and goes again
+   * @param {boolean} [options.retryRateLimited=false]  a send, edit, delete, reaction or flag refused with ERR_RATE_LIMITED
+   *   waits `retryAfterMs` and goes again; ERR_SLOW_MODE is not waited out (the channel's rule, §16, for the app to show)
    * @param {number} [options.requestTimeoutMs=30000]  how long a request waits for its answer, reconnects included
    * @param {number} [options.connectTimeoutMs=15000]  how long one connection attempt may take to open and authenticate
    * @param {{baseMs: number, maxMs: number}} [options.backoff]  reconnect delays (default 250 ms doubling to 30 s)
@@ -79,7 +80,9 @@ export class ChatClient {
   /**
    * Calls `listener(data)` for each `name` event (PROTOCOL.md §7); `"*"` gets every event
    * as `{ event, data }`; `"state"` gets the connection's changes as `{ state, previous,
-   * reason?, closeCode?, attempt?, retryInMs?, reconnected? }`. Returns a function that stops it.
+   * reason?, closeCode?, attempt?, retryInMs?, reconnected? }`; `"refused"` gets the ChatError
+   * with which the gateway ended the client for good (`closeCode` 4002 deactivated, 4003
+   * banned, or a refused token), just before the `closed` state. Returns a function that stops it.
    */
   on(name, listener) {
     return this.events.on(name, listener);
@@ -104,6 +107,14 @@ export class ChatClient {
    */
   connect() {
     return this.connection.connect();
+  }
+
+  /**
+   * The ChatError with which the gateway ended the client for good (`closeCode` 4002
+   * deactivated, 4003 banned app-wide, 4004/4001 a refused token), or null; reset by `connect()`.
+   */
+  get refusal() {
+    return this.connection.refusal;
   }
 
   /** Closes for good: no reconnect; waiting requests fail with ERR_NOT_CONNECTED; message streams end. */
@@ -261,8 +272,13 @@ export class ChatClient {
     return this.request("channel.leave", { channelId });
   }
 
-  updateChannel(channelId, { name, pushFromBlockedUsers } = {}) {
-    return this.request("channel.update", defined({ channelId, name, pushFromBlockedUsers }));
+  /**
+   * `channel.update`: the Channel; fields left out keep their value. Renaming is open to every
+   * member, `pushFromBlockedUsers` to the creator; `frozen` and `slowModeSeconds` (0–3600, 0
+   * turns it off) to owners and moderators (§16), others get ERR_FORBIDDEN.
+   */
+  updateChannel(channelId, { name, pushFromBlockedUsers, frozen, slowModeSeconds } = {}) {
+    return this.request("channel.update", defined({ channelId, name, pushFromBlockedUsers, frozen, slowModeSeconds }));
   }
 
   // MARK: Messages
@@ -273,7 +289,9 @@ export class ChatClient {
    * the client is back and is stored once. `parentSeq` sends it as a reply in that message's
    * thread (§15; a reply cannot be a parent); `mentionedUserIds` (at most 25) names the
    * members it mentions. With `retryRateLimited` (here or in the options), ERR_RATE_LIMITED
-   * waits `retryAfterMs` and sends again.
+   * waits `retryAfterMs` and sends again. A channel's moderation refuses a send with
+   * ERR_CHANNEL_FROZEN, or ERR_SLOW_MODE with `retryAfterMs` (never waited out: the user waits,
+   * or does not send it).
    */
   async send(channelId, text, { data, parentSeq, mentionedUserIds, clientMessageId = newClientMessageId(),
     retryRateLimited = this.options.retryRateLimited } = {}) {
@@ -284,10 +302,10 @@ export class ChatClient {
   }
 
   /** A request that, with `retryRateLimited`, waits out ERR_RATE_LIMITED and goes again. */
-  async requestWaitingOutRateLimits(type, params, retryRateLimited = this.options.retryRateLimited) {
+  async requestWaitingOutRateLimits(type, params, retryRateLimited = this.options.retryRateLimited, { retriable = true } = {}) {
     for (;;) {
       try {
-        return await this.request(type, params);
+        return await this.request(type, params, { retriable });
       } catch (error) {
         if (!(error.code === "ERR_RATE_LIMITED" && retryRateLimited)) throw error;
         await sleep(Math.max(error.retryAfterMs ?? 200, 1));
@@ -385,6 +403,69 @@ export class ChatClient {
   changed(message) {
     this.followed.updated(message, { live: false });
     return message;
+  }
+
+  // MARK: Moderation (§16)
+  // The gateway decides who may do what (ERR_FORBIDDEN otherwise). Freeze and slow mode are
+  // `updateChannel(channelId, { frozen, slowModeSeconds })`.
+
+  /**
+   * `channel.setRole`: an owner makes a member a "moderator", or a moderator a "member" again
+   * ("owner" is the backend's to give: ERR_BAD_REQUEST). Resolves with the Channel and its `roles`.
+   */
+  setRole(channelId, userId, role) {
+    return this.request("channel.setRole", { channelId, userId, role });
+  }
+
+  /**
+   * `channel.ban` (owners and moderators): a plain ban takes the user out of the channel while
+   * it stands; a `shadow` ban keeps it in, answered as ever, but nothing it produces reaches
+   * anyone else. `untilMs` (ms since 1970): when the ban ends by itself; left out, at `unban`.
+   */
+  ban(channelId, userId, { shadow = false, untilMs } = {}) {
+    return this.request("channel.ban", defined({ channelId, userId, shadow, untilMs }));
+  }
+
+  /** `channel.unban`: lifts a ban (lifting none also succeeds); a plainly banned user is not put back. */
+  unban(channelId, userId) {
+    return this.request("channel.unban", { channelId, userId });
+  }
+
+  /**
+   * `channel.mute`: its messages still arrive and count as unread, but never push this user
+   * (mentions included), until `untilMs` or `unmuteChannel`. Resolves with the Channel (`muted` true).
+   */
+  muteChannel(channelId, { untilMs } = {}) {
+    return this.request("channel.mute", defined({ channelId, untilMs }));
+  }
+
+  /** `channel.unmute`: resolves with the Channel (`muted` false). */
+  unmuteChannel(channelId) {
+    return this.request("channel.unmute", { channelId });
+  }
+
+  /**
+   * `user.mute` (1–100 ids): their messages never push this user, their typing is not sent to
+   * it; nobody is told. `{ id: "success" | "ERR_UID_NOT_FOUND" | "ERR_BAD_REQUEST" (own id) }`.
+   */
+  async muteUsers(userIds) {
+    return (await this.request("user.mute", { userIds })).results;
+  }
+
+  /** `user.unmute` (1–100 ids), a result per id as for `muteUsers`. */
+  async unmuteUsers(userIds) {
+    return (await this.request("user.unmute", { userIds })).results;
+  }
+
+  /**
+   * `message.flag`: reports message `seq` to the app's backend, with a `reason` of at most 500
+   * characters. Flags share the change rate (waited out with `retryRateLimited`). Not sent
+   * again after a lost connection (a repeat would file a second flag): it fails with
+   * ERR_DISCONNECTED instead.
+   */
+  async flagMessage(channelId, seq, { reason } = {}) {
+    await this.requestWaitingOutRateLimits("message.flag", defined({ channelId, seq, reason }), this.options.retryRateLimited,
+      { retriable: false });
   }
 
   // MARK: Typing, read state, presence (§14)

@@ -6,7 +6,7 @@
 
 import { attemptConnection, detach } from "./connection-attempt.js";
 import { ConnectionState } from "./connection-state.js";
-import { deactivatedCloseCode, isTokenRefusal, isUserRefusal, tokenExpiredCloseCode } from "./close-codes.js";
+import { deactivatedCloseCode, isTokenRefusal, isUserRefusal, refusalCode, tokenExpiredCloseCode } from "./close-codes.js";
 import { ChatError } from "./errors.js";
 import { KeepAlive } from "./keep-alive.js";
 import { reconnectDelay } from "./reconnect-backoff.js";
@@ -35,6 +35,7 @@ export class Connection {
     this.everOpened = false;
     this.opening = null; // connect()'s promise while the first connection opens
     this.userClosed = false;
+    this.refusal = null; // the ChatError with which the gateway ended the client for good
   }
 
   /** Whether a frame sent now goes out on an authenticated socket. */
@@ -64,6 +65,7 @@ export class Connection {
     if (this.everOpened && this.state !== ConnectionState.closed) return this.whenOpen(this.options.requestTimeoutMs);
     this.userClosed = false;
     this.everOpened = false;
+    this.refusal = null;
     this.setState(ConnectionState.connecting);
     this.opening = (async () => {
       // A refused token is asked for again once (a token function may have handed out one
@@ -91,7 +93,11 @@ export class Connection {
     this.end("closed by the client");
   }
 
-  /** Closed for good: no reconnect, the socket closed, waiting requests failed, then `closed` reported. */
+  /**
+   * Closed for good: no reconnect, the socket closed, waiting requests failed, then `closed`
+   * reported. A final refusal (`details.final` with a `closeCode`) is the client's `refusal`:
+   * waiting requests fail with its code and close code, and `refused` is reported first.
+   */
   end(reason, details = {}) {
     this.userClosed = true;
     clearTimeout(this.reconnectTimer);
@@ -104,8 +110,12 @@ export class Connection {
         socket.close(1000, "client closed");
       } catch {}
     }
-    this.requests.failAll(reason);
+    const refusal = details.final && details.closeCode
+      ? new ChatError(refusalCode(details.closeCode, reason), reason, { closeCode: details.closeCode }) : null;
+    this.refusal = refusal;
+    this.requests.failAll(reason, refusal);
     this.hooks.ended();
+    if (refusal) this.events.emit("refused", refusal);
     this.setState(ConnectionState.closed, { reason, ...details });
   }
 

@@ -73,11 +73,15 @@ export class PendingRequests {
     }
   }
 
-  /** The client closed for good: every waiting request fails with ERR_NOT_CONNECTED. */
-  failAll(reason) {
+  /**
+   * The client closed for good: every waiting request fails with ERR_NOT_CONNECTED, or with
+   * the code and close code of the `refusal` (a ChatError) that ended it.
+   */
+  failAll(reason, refusal = null) {
     for (const request of this.byId.values()) {
       clearTimeout(request.timer);
-      request.reject(new ChatError("ERR_NOT_CONNECTED", `the client closed: ${reason}`, { requestType: request.type }));
+      request.reject(new ChatError(refusal?.code ?? "ERR_NOT_CONNECTED", `the client closed: ${reason}`,
+        { requestType: request.type, closeCode: refusal?.closeCode }));
     }
     this.byId.clear();
   }
