@@ -231,6 +231,25 @@ struct ModerationTableTests {
 
     // MARK: mutes
 
+    @Test("a channel mute that ends lifts itself: muted false again, pushes again")
+    func channelMuteEnds() throws {
+        var world = LifecycleWorld(users: ["alice", "bob"], settings: ChatEngine.Settings())
+        world.connect("alice")
+        world.connect("bob")
+        let channel = world.channel(.group, creator: "alice", members: ["bob"])
+        let until = world.now + 5_000
+        #expect(world.moderate("alice", .mute(channel, ChannelMute(untilMs: until))).code == nil)
+        #expect(world.engine.banDue(channel: channel, user: "alice", now: until - 1).allSatisfy {
+            if case .checkBanLater = $0 { return true } else { return false }
+        }, "not yet over: looked at again later")
+        world.now = until
+        world.run(world.engine.banDue(channel: channel, user: "alice", now: world.now))
+        #expect(world.engine.directory.channels[channel]?.mutes["alice"] == nil)
+        let lifted = try #require(world.engine.directory.channels[channel])
+        let shown = parseJSON(world.engine.encode(lifted, for: "alice"))
+        #expect(shown?["muted"] == .bool(false))
+    }
+
     @Test("mute × block: a muted user or channel delivers and counts, never pushes, mention or not; a muted user's typing skips its muter",
           arguments: DeliveryPolicy.Mode.allCases)
     func mutes(_ mode: DeliveryPolicy.Mode) {

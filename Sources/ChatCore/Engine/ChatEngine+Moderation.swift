@@ -65,15 +65,24 @@ extension ChatEngine {
         return [.reply(requester, .result(Self.emptyObject)), .pushFlag(flag)]
     }
 
-    /// A ban's end came: if it is still on record and over, it is lifted like an unban by
-    /// the backend (written, replicated, told to those who moderate). In a cluster every
-    /// node asks; the first lift commits and the others find nothing to lift.
+    /// A ban's (or a channel mute's) end came: if it is still on record and over, it is
+    /// lifted like an unban by the backend (written, replicated, told to those who moderate)
+    /// or an unmute by its member. In a cluster every node asks; the first lift commits and
+    /// the others find nothing to lift.
     public mutating func banDue(channel channelID: ChannelID?, user: UserID, now: Milliseconds) -> [EngineEffect] {
+        var effects: [EngineEffect] = []
+        if let channelID, let until = directory.channels[channelID]?.mutes[user]?.untilMs {
+            if until <= now {
+                effects += changeChannel(.mute(channelID, nil), by: user, for: .expiry, now: now)
+            } else {
+                effects.append(Self.banCheck(channel: channelID, user: user, until: until, now: now))
+            }
+        }
         let until = channelID.map { directory.channels[$0]?.bans[user]?.untilMs } ?? directory.users[user]?.ban?.untilMs
-        guard let until else { return [] }
-        guard until <= now else { return [Self.banCheck(channel: channelID, user: user, until: until, now: now)] }
-        if let channelID { return changeChannel(.unban(channelID, user), by: "", for: .expiry, now: now) }
-        return changeUser(user, .ban(nil), for: .expiry, now: now)
+        guard let until else { return effects }
+        guard until <= now else { return effects + [Self.banCheck(channel: channelID, user: user, until: until, now: now)] }
+        if let channelID { return effects + changeChannel(.unban(channelID, user), by: "", for: .expiry, now: now) }
+        return effects + changeUser(user, .ban(nil), for: .expiry, now: now)
     }
 
     /// Longest wait before a ban's end is looked at again (a ban may last for years).
@@ -90,6 +99,9 @@ extension ChatEngine {
             for (user, ban) in channel.bans {
                 if let until = ban.untilMs { effects.append(Self.banCheck(channel: channel.id, user: user, until: until, now: now)) }
             }
+            for (user, mute) in channel.mutes where channel.bans[user]?.untilMs == nil {
+                if let until = mute.untilMs { effects.append(Self.banCheck(channel: channel.id, user: user, until: until, now: now)) }
+            }
         }
         for user in directory.users.values {
             if let until = user.ban?.untilMs { effects.append(Self.banCheck(channel: nil, user: user.id, until: until, now: now)) }
@@ -97,12 +109,17 @@ extension ChatEngine {
         return effects
     }
 
-    /// The ends of bans a channel write set (new or changed against `before`).
+    /// The ends of bans and mutes a channel write set (new or changed against `before`).
     func banEndChecks(_ channel: Channel, before: Channel?, now: Milliseconds) -> [EngineEffect] {
-        channel.bans.compactMap { user, ban in
+        var checks: [EngineEffect] = channel.bans.compactMap { user, ban in
             guard let until = ban.untilMs, before?.bans[user] != ban else { return nil }
             return Self.banCheck(channel: channel.id, user: user, until: until, now: now)
         }
+        for (user, mute) in channel.mutes {
+            guard let until = mute.untilMs, before?.mutes[user] != mute else { continue }
+            checks.append(Self.banCheck(channel: channel.id, user: user, until: until, now: now))
+        }
+        return checks
     }
 
     /// Remembers an accepted send of a member in a slow-mode channel, dropping entries no
