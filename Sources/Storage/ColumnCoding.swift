@@ -86,11 +86,7 @@ public enum ColumnCoding {
     public static func encodeRoles(_ roles: [UserID: ChannelRole]) -> String {
         if roles.isEmpty { return "{}" }
         var w = JSONWriter()
-        w.beginObject()
-        for (user, role) in roles.sorted(by: { $0.key < $1.key }) {
-            w.key(user); w.string(role.rawValue)
-        }
-        w.endObject()
+        w.object(sortedBy: roles) { role, w in w.string(role.rawValue) }
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
@@ -107,11 +103,7 @@ public enum ColumnCoding {
     public static func encodeBans(_ bans: [UserID: Ban]) -> String {
         if bans.isEmpty { return "{}" }
         var w = JSONWriter()
-        w.beginObject()
-        for (user, ban) in bans.sorted(by: { $0.key < $1.key }) {
-            w.key(user); write(ban, to: &w)
-        }
-        w.endObject()
+        w.object(sortedBy: bans) { ban, w in ban.write(to: &w) }
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
@@ -128,7 +120,7 @@ public enum ColumnCoding {
     public static func encodeBan(_ ban: Ban?) -> String? {
         guard let ban else { return nil }
         var w = JSONWriter()
-        write(ban, to: &w)
+        ban.write(to: &w)
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
@@ -143,12 +135,7 @@ public enum ColumnCoding {
     public static func encodeMutes(_ mutes: [UserID: ChannelMute]) -> String {
         if mutes.isEmpty { return "{}" }
         var w = JSONWriter()
-        w.beginObject()
-        for (user, mute) in mutes.sorted(by: { $0.key < $1.key }) {
-            w.key(user)
-            if let until = mute.untilMs { w.int(until) } else { w.null() }
-        }
-        w.endObject()
+        w.object(sortedBy: mutes) { mute, w in if let until = mute.untilMs { w.int(until) } else { w.null() } }
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
@@ -173,14 +160,6 @@ public enum ColumnCoding {
     /// Lenient, like `decodeList`.
     public static func decodeUserSet(_ json: String) -> Set<UserID> {
         Set(decodeList(json))
-    }
-
-    private static func write(_ ban: Ban, to w: inout JSONWriter) {
-        w.beginObject()
-        w.key("shadow"); w.bool(ban.shadow)
-        w.key("untilMs")
-        if let until = ban.untilMs { w.int(until) } else { w.null() }
-        w.endObject()
     }
 
     /// A ban object whose `shadow` is missing or malformed is a plain ban, whose `untilMs` is

@@ -140,7 +140,7 @@ public struct BusEvent: Sendable, Equatable {
         w.key("lastSeenAt"); w.int(user.lastSeenAt)
         w.key("deactivated"); w.bool(user.deactivated)
         w.key("mutedUsers"); strings(user.mutedUsers.sorted(), to: &w)
-        w.key("ban"); if let ban = user.ban { write(ban, to: &w) } else { w.null() }
+        w.key("ban"); if let ban = user.ban { ban.write(to: &w) } else { w.null() }
         w.endObject()
     }
 
@@ -168,32 +168,12 @@ public struct BusEvent: Sendable, Equatable {
         w.key("pushFromBlockedUsers"); w.bool(channel.pushFromBlockedUsers)
         w.key("createdAt"); w.int(channel.createdAt)
         w.key("createdBy"); w.string(channel.createdBy)
-        w.key("inviterViews")
-        w.beginObject()
-        for (inviter, members) in channel.inviterViews.sorted(by: { $0.key < $1.key }) {
-            w.key(inviter); strings(members, to: &w)
-        }
-        w.endObject()
-        w.key("roles")
-        w.beginObject()
-        for (user, role) in channel.roles.sorted(by: { $0.key < $1.key }) {
-            w.key(user); w.string(role.rawValue)
-        }
-        w.endObject()
+        w.key("inviterViews"); w.object(sortedBy: channel.inviterViews) { members, w in strings(members, to: &w) }
+        w.key("roles"); w.object(sortedBy: channel.roles) { role, w in w.string(role.rawValue) }
         w.key("frozen"); w.bool(channel.frozen)
         w.key("slowModeSeconds"); w.int(Int64(channel.slowModeSeconds))
-        w.key("bans")
-        w.beginObject()
-        for (user, ban) in channel.bans.sorted(by: { $0.key < $1.key }) {
-            w.key(user); write(ban, to: &w)
-        }
-        w.endObject()
-        w.key("mutes")
-        w.beginObject()
-        for (user, mute) in channel.mutes.sorted(by: { $0.key < $1.key }) {
-            w.key(user); if let until = mute.untilMs { w.int(until) } else { w.null() }
-        }
-        w.endObject()
+        w.key("bans"); w.object(sortedBy: channel.bans) { ban, w in ban.write(to: &w) }
+        w.key("mutes"); w.object(sortedBy: channel.mutes) { mute, w in if let until = mute.untilMs { w.int(until) } else { w.null() } }
         w.endObject()
     }
 
@@ -227,13 +207,6 @@ public struct BusEvent: Sendable, Equatable {
                        pushFromBlockedUsers: try bool(o, "pushFromBlockedUsers"), createdAt: try int(o, "createdAt"),
                        createdBy: try string(o, "createdBy"), inviterViews: views, roles: roles,
                        frozen: o["frozen"]?.boolValue ?? false, slowModeSeconds: Int(slowMode), bans: bans, mutes: mutes)
-    }
-
-    private static func write(_ ban: Ban, to w: inout JSONWriter) {
-        w.beginObject()
-        w.key("shadow"); w.bool(ban.shadow)
-        w.key("untilMs"); if let until = ban.untilMs { w.int(until) } else { w.null() }
-        w.endObject()
     }
 
     private static func ban(_ o: JSONObject) throws(DecodeError) -> Ban {

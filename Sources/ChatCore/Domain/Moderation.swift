@@ -23,6 +23,14 @@ public struct Ban: Sendable, Equatable {
     }
 
     public func isInForce(at now: Milliseconds) -> Bool { untilMs.map { now < $0 } ?? true }
+
+    /// `{"shadow":…,"untilMs":…|null}`, as the wire, the bus and the stores show it.
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("shadow"); w.bool(shadow)
+        w.key("untilMs"); if let untilMs { w.int(untilMs) } else { w.null() }
+        w.endObject()
+    }
 }
 
 /// A member's mute of a channel: its messages still arrive and count as unread, but

@@ -74,6 +74,16 @@ public struct JSONWriter {
         needsComma = true
     }
 
+    /// An object of `entries` in key order (a stable encoding), each value written by `value`.
+    public mutating func object<Value>(sortedBy entries: [String: Value], value: (Value, inout JSONWriter) -> Void) {
+        beginObject()
+        for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
+            self.key(key)
+            value(entry, &self)
+        }
+        endObject()
+    }
+
     public mutating func null() {
         separate()
         bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])

@@ -111,26 +111,12 @@ public enum WireEncoding {
         w.key("lastReadSeq"); w.int(lastReadSeq)
         w.key("unreadCount"); w.int(unreadCount)
         w.key("version"); w.int(version)
-        w.key("roles")
-        w.beginObject()
-        for (user, role) in channel.namedRoles.sorted(by: { $0.key < $1.key }) {
-            w.key(user); w.string(role.rawValue)
-        }
-        w.endObject()
+        w.key("roles"); w.object(sortedBy: channel.namedRoles) { role, w in w.string(role.rawValue) }
         w.key("frozen"); w.bool(channel.frozen)
         w.key("slowModeSeconds"); w.int(Int64(channel.slowModeSeconds))
         w.key("muted"); w.bool(muted)
         if let bans {
-            w.key("bans")
-            w.beginObject()
-            for (user, ban) in bans.sorted(by: { $0.key < $1.key }) {
-                w.key(user)
-                w.beginObject()
-                w.key("shadow"); w.bool(ban.shadow)
-                w.key("untilMs"); if let until = ban.untilMs { w.int(until) } else { w.null() }
-                w.endObject()
-            }
-            w.endObject()
+            w.key("bans"); w.object(sortedBy: bans) { ban, w in ban.write(to: &w) }
         }
         w.endObject()
     }
