@@ -111,6 +111,13 @@ private func typeName(_ command: Command) -> String {
     case .channelMarkRead: "channel.markRead"
     case .presenceSubscribe: "presence.subscribe"
     case .presenceUnsubscribe: "presence.unsubscribe"
+    case .channelSetRole: "channel.setRole"
+    case .channelBan: "channel.ban"
+    case .channelUnban: "channel.unban"
+    case .channelMute(_, let mute): mute == nil ? "channel.unmute" : "channel.mute"
+    case .userMute: "user.mute"
+    case .userUnmute: "user.unmute"
+    case .messageFlag: "message.flag"
     }
 }
 
@@ -144,6 +151,19 @@ private func checkCommand(_ command: Command, fields: JSONObject) {
         // §15: 1 to 64 bytes, no control characters (U+0000 included).
         check((1...64).contains(kind.utf8.count), "kind of \(kind.utf8.count) bytes")
         check(!kind.unicodeScalars.contains { $0.properties.generalCategory == .control }, "control character in kind")
+    case .channelUpdate(_, _, _, _, let slowMode):
+        check((slowMode ?? 0) >= 0 && (slowMode ?? 0) <= ChatEngine.maxSlowModeSeconds, "slowModeSeconds \(String(describing: slowMode))")
+    case .channelSetRole(_, _, let role):
+        check(role != .owner, "a client names an owner")
+    case .channelBan(_, _, let ban):
+        check(ban.untilMs.map { (0...JSONFields.latestTime).contains($0) } ?? true, "untilMs \(String(describing: ban.untilMs))")
+    case .channelMute(_, let mute):
+        check(mute?.untilMs.map { (0...JSONFields.latestTime).contains($0) } ?? true, "untilMs \(String(describing: mute?.untilMs))")
+    case .userMute(let ids), .userUnmute(let ids):
+        check((1...100).contains(ids.count), "mute list of \(ids.count)")
+    case .messageFlag(_, let seq, let reason):
+        check(seq >= 1, "seq \(seq)")
+        check(reason.count <= Flag.maxReasonLength && !reason.utf8.contains(0), "reason of \(reason.count)")
     case .messageChanges(_, let afterVersion, let limit):
         check(afterVersion >= 0, "afterVersion \(afterVersion)")
         check((1...100).contains(limit), "limit \(limit)")
