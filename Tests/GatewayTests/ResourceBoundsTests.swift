@@ -253,14 +253,21 @@ struct ResourceBoundsTests {
         let gateway = try await TestGateway.chat { _, chat in chat.limits.maxConnectionsPerUser = 1 }
         let chat = try #require(gateway.server.router.chat)
         let token = try await gateway.token(for: "alice")
-        let client = try TestClient(port: gateway.port, timeoutSeconds: 20)
-        // Hold the core so the decision comes after the overflowing bytes.
+        let port = gateway.port
+        // Hold the core so the decision comes after the overflowing bytes: held until the
+        // client saw its close (the bound only keeps a broken gateway from hanging the test).
         let release = DispatchSemaphore(value: 0)
-        chat.queue.async { _ = release.wait(timeout: .now() + 20) }
-        try client.write("GET /v1/ws?token=\(token) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-        try await Task.sleep(for: .milliseconds(100))
-        try? client.write([UInt8](repeating: 0x81, count: 70_000))
-        let closed = try await offThePool { try client.waitForEOF() }
+        chat.queue.async { _ = release.wait(timeout: .now() + 120) }
+        defer { release.signal() }
+        // The client's steps run on their own thread: a test waiting for the cooperative pool
+        // (busy with other tests) would otherwise see the hold end before its bytes went out.
+        let closed = try await offThePool {
+            let client = try TestClient(port: port, timeoutSeconds: 20)
+            try client.write("GET /v1/ws?token=\(token) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            usleep(100_000)
+            try? client.write([UInt8](repeating: 0x81, count: 70_000))
+            return try client.waitForEOF()
+        }
         #expect(closed)
         release.signal()
         var live = 1
