@@ -129,6 +129,26 @@ public final class RedisConnection: @unchecked Sendable {
         transmit([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }, now: now)
     }
 
+    /// SUBSCRIBE to more `channels` on a connection already subscribed (`subscribe`): their
+    /// confirmations and messages go to the same handler. Nothing happens when the
+    /// connection is gone (its handler got `.disconnected`) or was never subscribed.
+    public func subscribe(more channels: [String]) {
+        guard state == .ready, subscription != nil, !channels.isEmpty else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        pipeline.sentSubscribe(channels: channels.count, deadline: now + settings.commandTimeout.nanoseconds)
+        transmit([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }, now: now)
+    }
+
+    /// UNSUBSCRIBE from `channels` (never all at once: an empty list does nothing); their
+    /// confirmations go to the subscription's handler. Messages Redis sent before it took
+    /// the command still arrive.
+    public func unsubscribe(_ channels: [String]) {
+        guard state == .ready, subscription != nil, !channels.isEmpty else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        pipeline.sentUnsubscribe(channels: channels.count, deadline: now + settings.commandTimeout.nanoseconds)
+        transmit([Array("UNSUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }, now: now)
+    }
+
     /// Closes after the replies already asked for have come; `closed` gets nil.
     public func close() {
         switch state {

@@ -19,8 +19,11 @@ public struct RedisPipeline<Waiter> {
     private struct Pending {
         var waiter: Waiter?
         var deadline: UInt64
-        /// SUBSCRIBE: confirmations still to come (one per channel); 0 for other commands.
+        /// SUBSCRIBE or UNSUBSCRIBE: confirmations still to come (one per channel); 0 for
+        /// other commands.
         var confirmations: Int
+        /// The confirmations' kind: `subscribe` or `unsubscribe` (nil for other commands).
+        var confirmationKind: String? = nil
     }
 
     private var pending: [Pending] = []
@@ -50,7 +53,15 @@ public struct RedisPipeline<Waiter> {
     /// from then on pushed messages are expected.
     public mutating func sentSubscribe(channels: Int, deadline: UInt64) {
         isSubscribed = true
-        pending.append(Pending(waiter: nil, deadline: deadline, confirmations: max(channels, 1)))
+        pending.append(Pending(waiter: nil, deadline: deadline, confirmations: max(channels, 1), confirmationKind: "subscribe"))
+    }
+
+    /// UNSUBSCRIBE from `channels` (at least one) was sent: one confirmation per channel is
+    /// due by `deadline` (Redis confirms a channel that was not subscribed too). The
+    /// connection stays in subscribed mode, even once it has no channel left.
+    public mutating func sentUnsubscribe(channels: Int, deadline: UInt64) {
+        pending.append(Pending(waiter: nil, deadline: deadline, confirmations: max(channels, 1),
+                               confirmationKind: "unsubscribe"))
     }
 
     /// Where `reply` goes.
@@ -59,13 +70,12 @@ public struct RedisPipeline<Waiter> {
             switch kind {
             case "message", "pmessage":
                 return .subscription
-            case "subscribe", "psubscribe":
-                if !isEmpty && pending[head].confirmations > 0 {
+            case "subscribe", "psubscribe", "unsubscribe", "punsubscribe":
+                let confirms = kind.hasSuffix("unsubscribe") ? "unsubscribe" : "subscribe"
+                if !isEmpty && pending[head].confirmations > 0 && pending[head].confirmationKind == confirms {
                     pending[head].confirmations -= 1
                     if pending[head].confirmations == 0 { _ = popHead() }
                 }
-                return .subscription
-            case "unsubscribe", "punsubscribe":
                 return .subscription
             default:
                 break  // "pong": the reply of a PING
@@ -73,7 +83,7 @@ public struct RedisPipeline<Waiter> {
         }
         guard !isEmpty else { return .unexpected }
         if pending[head].confirmations > 0 {
-            // A SUBSCRIBE refused as a whole (an error instead of its confirmations).
+            // A (UN)SUBSCRIBE refused as a whole (an error instead of its confirmations).
             _ = popHead()
             return .subscription
         }

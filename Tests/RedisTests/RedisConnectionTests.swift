@@ -90,6 +90,39 @@ struct RedisConnectionTests {
         #expect(received == (0..<count).map { "m\($0)" })
     }
 
+    @Test func channelsAreAddedToAndTakenFromALiveSubscription() async throws {
+        let server = try RedisTestServer()
+        let subscriber = try await connect(server.port)
+        let publisher = try await connect(server.port)
+        let received: [String] = try await onLoop { done in
+            var received: [String] = []
+            var step = 0
+            subscriber.subscribe(["a"]) { reply in
+                guard case .array(let parts) = reply, parts.count == 3 else { return }
+                switch parts[0].text {
+                case "subscribe" where parts[1].text == "a":
+                    subscriber.subscribe(more: ["b", "c"])
+                case "subscribe" where parts[1].text == "c":
+                    for channel in ["a", "b", "c"] { publisher.send(["PUBLISH", channel, "\(channel)1"]) { _ in } }
+                case "message":
+                    received.append(parts[2].text ?? "")
+                    if received.count == 3 && step == 0 {
+                        step = 1
+                        subscriber.unsubscribe(["b"])
+                    }
+                case "unsubscribe":
+                    // Only c and a hear this round; b no longer does.
+                    for channel in ["a", "b", "c"] { publisher.send(["PUBLISH", channel, "\(channel)2"]) { _ in } }
+                    publisher.send(["PUBLISH", "a", "end"]) { _ in }
+                default:
+                    break
+                }
+                if received.last == "end" { done(received) }
+            }
+        }
+        #expect(received == ["a1", "b1", "c1", "a2", "c2", "end"])
+    }
+
     @Test func aKilledServerClosesTheConnectionAndFailsWhatWasAsked() async throws {
         let server = try RedisTestServer()
         let seen = Seen()

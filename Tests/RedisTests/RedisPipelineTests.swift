@@ -44,6 +44,28 @@ import Testing
         #expect(pipeline.isEmpty)
     }
 
+    @Test func unsubscribeConfirmationsEndOnlyTheirOwnEntry() {
+        var pipeline = RedisPipeline<String>()
+        func confirmation(_ kind: String, _ channel: String) -> RedisReply {
+            .array([.string(Array(kind.utf8)), .string(Array(channel.utf8)), .integer(0)])
+        }
+        pipeline.sentSubscribe(channels: 1, deadline: 10)
+        pipeline.sentUnsubscribe(channels: 2, deadline: 20)
+        pipeline.sentSubscribe(channels: 1, deadline: 30)
+        // An unsubscribe confirmation does not count for the subscribe in front of it.
+        guard case .subscription = pipeline.route(confirmation("unsubscribe", "stray")) else { Issue.record("stray"); return }
+        #expect(pipeline.nextDeadline == 10)
+        _ = pipeline.route(confirmation("subscribe", "a"))
+        #expect(pipeline.nextDeadline == 20)
+        _ = pipeline.route(confirmation("unsubscribe", "a"))
+        _ = pipeline.route(message("still in flight"))
+        #expect(pipeline.nextDeadline == 20, "one unsubscribe confirmation still due")
+        _ = pipeline.route(confirmation("unsubscribe", "b"))
+        #expect(pipeline.nextDeadline == 30)
+        _ = pipeline.route(confirmation("subscribe", "c"))
+        #expect(pipeline.isEmpty && pipeline.isSubscribed)
+    }
+
     @Test func removeAllHandsBackEveryWaiterInOrder() {
         var pipeline = RedisPipeline<Int>()
         for n in 0..<3_000 { pipeline.sent(n, deadline: UInt64(n)) }
