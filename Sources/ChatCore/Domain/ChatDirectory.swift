@@ -45,30 +45,43 @@ public struct ChatDirectory: Sendable {
                               readMarks: [ReadMark] = [], messagesAfterMarks: [MessageHeader] = [],
                               blockingMode: DeliveryPolicy.Mode = .standard, versions: [ChannelID: Int64] = [:]) {
         isStrict = blockingMode == .strict
-        self.versions = versions
         for user in users {
             self.users[user.id] = user
             indexModeration(of: user, before: nil)
         }
         sortedUserIDs = self.users.keys.sorted()
-        for message in lastMessages {
+        for channel in channels { insert(channel) }
+        for (blocker, blocked) in blocks { self.blocks.block(blocker, blocked) }
+        loadStreams(ChannelStreams(channels: channels.map(\.id), lastMessages: lastMessages, lastVisible: lastVisible,
+                                   readMarks: readMarks, messagesAfterMarks: messagesAfterMarks, versions: versions))
+    }
+
+    /// Installs the stored state of the channels `streams` covers (`ChannelStreams`): at
+    /// start-up for all of them, in a cluster for the channels a node starts following
+    /// (after `forgetStreams`).
+    public mutating func loadStreams(_ streams: ChannelStreams) {
+        for (channel, version) in streams.versions { advanceVersion(of: channel, to: version) }
+        for message in streams.lastMessages {
             lastMessage[message.channelID] = message
             messagesBySender?.recordNewest(message)
-        }
-        for channel in channels { insert(channel) }
-        for message in lastMessages {
             // Until the store names what the member sees instead (`lastVisible`): nothing.
             if let hidden = message.hiddenFrom, hidden != Message.hiddenFromEveryone {
                 self.lastVisible[message.channelID, default: [:]][hidden] = .some(nil)
             }
         }
-        for (viewer, message) in lastVisible {
+        // A member without a stored mark has read up to the newest message as loaded; the
+        // stored marks replace that below.
+        for channel in streams.channels {
+            reads.forget(channel: channel)
+            let newestSeq = lastMessage[channel]?.seq ?? 0
+            for member in channels[channel]?.members ?? [] { reads.joined(member, channel: channel, newestSeq: newestSeq) }
+        }
+        for (viewer, message) in streams.lastVisible {
             self.lastVisible[message.channelID, default: [:]][viewer] = message
             messagesBySender?.recordNewest(message)
         }
-        for (blocker, blocked) in blocks { self.blocks.block(blocker, blocked) }
-        for mark in readMarks { reads.load(mark.userID, channel: mark.channelID, lastReadSeq: mark.lastReadSeq) }
-        for header in messagesAfterMarks {
+        for mark in streams.readMarks { reads.load(mark.userID, channel: mark.channelID, lastReadSeq: mark.lastReadSeq) }
+        for header in streams.messagesAfterMarks {
             if header.deleted {
                 reads.uncountedAnywhere(header.seq, channel: header.channelID)
                 continue
@@ -80,6 +93,19 @@ public struct ChatDirectory: Sendable {
             reads.uncounted(header.seq, channel: header.channelID, for: Self.uncountedMembers(sender: header.senderID,
                                                                                           hiddenFrom: header.hiddenFrom))
             messagesBySender?.record(header)
+        }
+    }
+
+    /// Forgets what this node knew of `channels`' messages, views, read marks and version,
+    /// before their stored state is installed again (`loadStreams`). Members, roles and bans
+    /// stay: every node hears those.
+    public mutating func forgetStreams(of channels: some Sequence<ChannelID>) {
+        for channel in channels {
+            lastMessage[channel] = nil
+            lastVisible[channel] = nil
+            versions[channel] = nil
+            reads.forget(channel: channel)
+            messagesBySender?.forget(channel: channel)
         }
     }
 

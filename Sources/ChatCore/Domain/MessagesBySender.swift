@@ -28,6 +28,11 @@ public struct MessagesBySender: Sendable {
 
     public init() {}
 
+    /// Drops what is known of `channel` (a cluster node stopped following it, or reads it again).
+    public mutating func forget(channel: ChannelID) {
+        channels[channel] = nil
+    }
+
     /// A committed message, in seq order per channel.
     public mutating func record(_ message: Message) {
         var senders = channels[message.channelID] ?? Senders()

@@ -95,6 +95,12 @@ public struct ReadStates: Sendable {
         channels[channel, default: [:]][user] = Member(lastReadSeq: newestSeq)
     }
 
+    /// Drops every mark and count of `channel` (a cluster node stopped following it, or reads
+    /// it again).
+    public mutating func forget(channel: ChannelID) {
+        channels[channel] = nil
+    }
+
     /// A stored mark, at start-up.
     public mutating func load(_ user: UserID, channel: ChannelID, lastReadSeq: Int64) {
         channels[channel, default: [:]][user] = Member(lastReadSeq: lastReadSeq)
