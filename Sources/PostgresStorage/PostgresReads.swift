@@ -164,10 +164,6 @@ enum PostgresReads {
                 .decode(PostgresRows.UserRow.self) {
                 snapshot.users.append(try PostgresRows.user(row))
             }
-            for try await (channelID, version) in try await connection.query(
-                "SELECT id, version FROM channels WHERE version > 0", logger: logger).decode((String, Int64).self) {
-                snapshot.channelVersions[channelID] = version
-            }
             var membersByChannel: [ChannelID: [UserID]] = [:]
             for try await (channelID, userID) in try await connection.query(
                 "SELECT channel_id, user_id FROM channel_members ORDER BY channel_id, position", logger: logger)
@@ -181,44 +177,76 @@ enum PostgresReads {
                 channel.members = membersByChannel[channel.id] ?? []
                 snapshot.channels.append(channel)
             }
-            let lastColumns = PostgresRows.messageColumns.split(separator: ",")
-                .map { "m." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
-            snapshot.lastMessages = try await PostgresRows.messages(try await connection.query("""
-                SELECT \(unescaped: lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
-                ORDER BY c.ord
-                """, logger: logger))
-            // The viewer of a last message hidden from everyone but its sender is `*`, and its
-            // entry the newest message not hidden from everyone.
-            for last in snapshot.lastMessages {
-                guard let viewer = last.hiddenFrom else { continue }
-                let visible = try await PostgresRows.messages(try await connection.query("""
-                    SELECT \(unescaped: PostgresRows.messageColumns) FROM messages
-                    WHERE channel_id = \(last.channelID) AND \(visibleTo: viewer) AND seq < \(last.seq)
-                    ORDER BY seq DESC LIMIT 1
-                    """, logger: logger)).first
-                if let visible { snapshot.lastVisibleMessages.append((viewer: viewer, message: visible)) }
-            }
             for try await (blocker, blocked) in try await connection.query(
                 "SELECT blocker, blocked FROM blocks ORDER BY created_at, blocker, blocked", logger: logger)
                 .decode((String, String).self) {
                 snapshot.blocks.append((blocker: blocker, blocked: blocked))
             }
-            for try await (channelID, userID, seq) in try await connection.query(
-                "SELECT channel_id, user_id, last_read_seq FROM read_marks", logger: logger)
-                .decode((String, String, Int64).self) {
-                snapshot.readMarks.append(ReadMark(channelID: channelID, userID: userID, lastReadSeq: seq))
-            }
-            for try await (channelID, seq, senderID, hiddenFrom, deleted) in try await connection.query("""
-                SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from, m.deleted_at IS NOT NULL
-                FROM channels c JOIN messages m ON m.channel_id = c.id
-                    AND m.seq > GREATEST(c.last_seq - \(StoreSnapshot.unreadWindow),
-                        COALESCE((SELECT min(r.last_read_seq) FROM read_marks r WHERE r.channel_id = c.id), c.last_seq))
-                ORDER BY m.channel_id, m.seq
-                """, logger: logger).decode((String, Int64, String, String?, Bool).self) {
-                snapshot.messagesAfterMarks.append(MessageHeader(channelID: channelID, seq: seq, senderID: senderID,
-                                                                 hiddenFrom: hiddenFrom, deleted: deleted))
-            }
+            let streams = try await Self.streams(connection, of: nil, logger: logger)
+            snapshot.lastMessages = streams.lastMessages
+            snapshot.lastVisibleMessages = streams.lastVisible
+            snapshot.readMarks = streams.readMarks
+            snapshot.messagesAfterMarks = streams.messagesAfterMarks
+            snapshot.channelVersions = streams.versions
             return snapshot
         }
+    }
+
+    /// The stored state of `channels`' streams (every channel when nil), as a cluster node
+    /// installs it when it starts following them (`ChannelStreams`); in one REPEATABLE READ
+    /// snapshot, so the newest messages, marks and headers agree.
+    static func streams(_ client: PostgresClient, of channels: [ChannelID], logger: Logger) async throws -> ChannelStreams {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            return try await Self.streams(connection, of: channels, logger: logger)
+        }
+    }
+
+    private static func streams(_ connection: PostgresConnection, of channels: [ChannelID]?,
+                                logger: Logger) async throws -> ChannelStreams {
+        // Every channel, or those named: one array parameter either way.
+        let all = channels == nil
+        let ids = channels ?? []
+        var streams = ChannelStreams(channels: ids)
+        for try await (channelID, version) in try await connection.query(
+            "SELECT id, version FROM channels WHERE version > 0 AND (\(all) OR id = ANY(\(ids)))", logger: logger)
+            .decode((String, Int64).self) {
+            streams.versions[channelID] = version
+        }
+        let lastColumns = PostgresRows.messageColumns.split(separator: ",")
+            .map { "m." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        streams.lastMessages = try await PostgresRows.messages(try await connection.query("""
+            SELECT \(unescaped: lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
+            WHERE \(all) OR c.id = ANY(\(ids))
+            ORDER BY c.ord
+            """, logger: logger))
+        // The viewer of a last message hidden from everyone but its sender is `*`, and its
+        // entry the newest message not hidden from everyone.
+        for last in streams.lastMessages {
+            guard let viewer = last.hiddenFrom else { continue }
+            let visible = try await PostgresRows.messages(try await connection.query("""
+                SELECT \(unescaped: PostgresRows.messageColumns) FROM messages
+                WHERE channel_id = \(last.channelID) AND \(visibleTo: viewer) AND seq < \(last.seq)
+                ORDER BY seq DESC LIMIT 1
+                """, logger: logger)).first
+            if let visible { streams.lastVisible.append((viewer: viewer, message: visible)) }
+        }
+        for try await (channelID, userID, seq) in try await connection.query(
+            "SELECT channel_id, user_id, last_read_seq FROM read_marks WHERE \(all) OR channel_id = ANY(\(ids))", logger: logger)
+            .decode((String, String, Int64).self) {
+            streams.readMarks.append(ReadMark(channelID: channelID, userID: userID, lastReadSeq: seq))
+        }
+        for try await (channelID, seq, senderID, hiddenFrom, deleted) in try await connection.query("""
+            SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from, m.deleted_at IS NOT NULL
+            FROM channels c JOIN messages m ON m.channel_id = c.id
+                AND m.seq > GREATEST(c.last_seq - \(StoreSnapshot.unreadWindow),
+                    COALESCE((SELECT min(r.last_read_seq) FROM read_marks r WHERE r.channel_id = c.id), c.last_seq))
+            WHERE \(all) OR c.id = ANY(\(ids))
+            ORDER BY m.channel_id, m.seq
+            """, logger: logger).decode((String, Int64, String, String?, Bool).self) {
+            streams.messagesAfterMarks.append(MessageHeader(channelID: channelID, seq: seq, senderID: senderID,
+                                                            hiddenFrom: hiddenFrom, deleted: deleted))
+        }
+        return streams
     }
 }

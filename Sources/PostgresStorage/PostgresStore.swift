@@ -166,6 +166,21 @@ public final class PostgresStore: Store {
         }
     }
 
+    public func streams(of channels: [ChannelID], completion: @escaping @Sendable (Result<ChannelStreams, StoreError>) -> Void) {
+        let (client, wait, logger) = (self.client, readWait, self.logger)
+        Task(executorPreference: DispatchTaskExecutor.shared) {
+            do {
+                completion(.success(try await Deadline.run(wait) { _ in
+                    try await PostgresReads.streams(client, of: channels, logger: logger)
+                }))
+            } catch let error as StoreError {
+                completion(.failure(error))
+            } catch {
+                completion(.failure(StoreError(PostgresErrors.describe(error))))
+            }
+        }
+    }
+
     /// Waits until every write enqueued before has committed (or failed). Not from a
     /// completion, and not from a task of the cooperative pool.
     public func flush() {

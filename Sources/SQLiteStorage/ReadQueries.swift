@@ -238,53 +238,90 @@ enum ReadQueries {
         }
         var membersByChannel: [ChannelID: [UserID]] = [:]
         for (channelID, userID) in members { membersByChannel[channelID, default: []].append(userID) }
-        for (channelID, version) in try rows(on: connection, "SELECT id, version FROM channels WHERE version > 0", {
-            row throws(StoreError) in (row.text(0), row.int64(1))
-        }) {
-            snapshot.channelVersions[channelID] = version
-        }
         snapshot.channels = try rows(on: connection, "SELECT \(RowMapping.channelColumns) FROM channels ORDER BY rowid") {
             row throws(StoreError) in
             var channel = try RowMapping.channel(from: row)
             channel.members = membersByChannel[channel.id] ?? []
             return channel
         }
-        let lastColumns = RowMapping.messageColumns.split(separator: ",").map { "m." + $0.trimmingSpaces }.joined(separator: ", ")
-        snapshot.lastMessages = try rows(on: connection, """
-            SELECT \(lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
-            ORDER BY c.rowid
-            """) { row throws(StoreError) in RowMapping.message(from: row) }
-        // The viewer of a last message hidden from everyone but its sender is `*`, and its
-        // entry the newest message not hidden from everyone.
-        for last in snapshot.lastMessages {
-            guard let viewer = last.hiddenFrom else { continue }
-            let statement = try connection.statement("""
-                SELECT \(RowMapping.messageColumns) FROM messages
-                WHERE \(visible) AND seq < ?3 ORDER BY seq DESC LIMIT 1
-                """)
-            try statement.bind(last.channelID, at: 1)
-            try statement.bind(viewer, at: 2)
-            try statement.bind(last.seq, at: 3)
-            let visible = try statement.withReset { row throws(StoreError) in try row.step() ? RowMapping.message(from: row) : nil }
-            if let visible { snapshot.lastVisibleMessages.append((viewer: viewer, message: visible)) }
-        }
         snapshot.blocks = try rows(on: connection, "SELECT blocker, blocked FROM blocks ORDER BY created_at, blocker, blocked") {
             row throws(StoreError) in (blocker: row.text(0), blocked: row.text(1))
         }
-        snapshot.readMarks = try rows(on: connection, "SELECT channel_id, user_id, last_read_seq FROM read_marks") {
-            row throws(StoreError) in ReadMark(channelID: row.text(0), userID: row.text(1), lastReadSeq: row.int64(2))
-        }
-        snapshot.messagesAfterMarks = try rows(on: connection, """
+        let streams = try Self.streams(on: connection, of: nil)
+        snapshot.lastMessages = streams.lastMessages
+        snapshot.lastVisibleMessages = streams.lastVisible
+        snapshot.readMarks = streams.readMarks
+        snapshot.messagesAfterMarks = streams.messagesAfterMarks
+        snapshot.channelVersions = streams.versions
+        return snapshot
+    }
+
+    /// The stored state of `channels`' streams (every channel when nil) in one read
+    /// transaction (`Store.streams(of:)`).
+    static func streams(on connection: SQLiteConnection, of channels: [ChannelID]?) throws(StoreError) -> ChannelStreams {
+        guard let channels else { return try streamsInTransaction(on: connection, of: nil) }
+        try connection.execute("BEGIN")
+        defer { try? connection.execute("COMMIT") }
+        return try streamsInTransaction(on: connection, of: channels)
+    }
+
+    private static func streamsInTransaction(on connection: SQLiteConnection, of channels: [ChannelID]?) throws(StoreError) -> ChannelStreams {
+        // Every channel (1), or the one bound to ?1 in turn.
+        let filter = channels == nil ? "1" : "c.id = ?1"
+        var streams = ChannelStreams(channels: channels ?? [])
+        let lastColumns = RowMapping.messageColumns.split(separator: ",").map { "m." + $0.trimmingSpaces }.joined(separator: ", ")
+        let versions = try connection.statement("SELECT c.id, c.version FROM channels c WHERE c.version > 0 AND \(filter)")
+        let last = try connection.statement("""
+            SELECT \(lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
+            WHERE \(filter) ORDER BY c.rowid
+            """)
+        let marks = try connection.statement(
+            "SELECT channel_id, user_id, last_read_seq FROM read_marks WHERE \(channels == nil ? "1" : "channel_id = ?1")")
+        let headers = try connection.statement("""
             SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from, m.deleted_at IS NOT NULL
             FROM channels c JOIN messages m ON m.channel_id = c.id
                 AND m.seq > max(c.last_seq - \(StoreSnapshot.unreadWindow),
                                 coalesce((SELECT min(r.last_read_seq) FROM read_marks r WHERE r.channel_id = c.id), c.last_seq))
+            WHERE \(filter)
             ORDER BY m.channel_id, m.seq
-            """) { row throws(StoreError) in
-            MessageHeader(channelID: row.text(0), seq: row.int64(1), senderID: row.text(2), hiddenFrom: row.optionalText(3),
-                          deleted: row.bool(4))
+            """)
+        for channel in channels.map({ $0.map(Optional.some) }) ?? [nil] {
+            if let channel {
+                for statement in [versions, last, marks, headers] { try statement.bind(channel, at: 1) }
+            }
+            try versions.withReset { row throws(StoreError) in
+                while try row.step() { streams.versions[row.text(0)] = row.int64(1) }
+            }
+            try last.withReset { row throws(StoreError) in
+                while try row.step() { streams.lastMessages.append(RowMapping.message(from: row)) }
+            }
+            try marks.withReset { row throws(StoreError) in
+                while try row.step() {
+                    streams.readMarks.append(ReadMark(channelID: row.text(0), userID: row.text(1), lastReadSeq: row.int64(2)))
+                }
+            }
+            try headers.withReset { row throws(StoreError) in
+                while try row.step() {
+                    streams.messagesAfterMarks.append(MessageHeader(channelID: row.text(0), seq: row.int64(1), senderID: row.text(2),
+                                                                    hiddenFrom: row.optionalText(3), deleted: row.bool(4)))
+                }
+            }
         }
-        return snapshot
+        // The viewer of a last message hidden from everyone but its sender is `*`, and its
+        // entry the newest message not hidden from everyone.
+        for newest in streams.lastMessages {
+            guard let viewer = newest.hiddenFrom else { continue }
+            let statement = try connection.statement("""
+                SELECT \(RowMapping.messageColumns) FROM messages
+                WHERE \(visible) AND seq < ?3 ORDER BY seq DESC LIMIT 1
+                """)
+            try statement.bind(newest.channelID, at: 1)
+            try statement.bind(viewer, at: 2)
+            try statement.bind(newest.seq, at: 3)
+            let visible = try statement.withReset { row throws(StoreError) in try row.step() ? RowMapping.message(from: row) : nil }
+            if let visible { streams.lastVisible.append((viewer: viewer, message: visible)) }
+        }
+        return streams
     }
 
     private static func rows<T>(on connection: SQLiteConnection, _ sql: String,

@@ -85,6 +85,12 @@ public final class SQLiteStore: Store {
         try readers.sync { connection throws(StoreError) in try ReadQueries.snapshot(on: connection) }
     }
 
+    public func streams(of channels: [ChannelID], completion: @escaping @Sendable (Result<ChannelStreams, StoreError>) -> Void) {
+        readers.async({ connection throws(StoreError) in
+            try ReadQueries.streams(on: connection, of: channels)
+        }, completion: completion)
+    }
+
     public func enqueue(_ write: StoreWrite,
                         completion: @escaping @Sendable (Result<StoreWriteResult, StoreError>) -> Void) {
         writer.enqueue(write, completion: completion)

@@ -49,6 +49,11 @@ public protocol Store: Sendable {
     /// after `afterID`, or from the first. Runs on a reader queue; `completion` runs there.
     func flags(limit: Int, afterID: Int64?, completion: @escaping @Sendable (Result<[Flag], StoreError>) -> Void)
 
+    /// The stored state of `channels`' streams (`ChannelStreams`: newest messages, views,
+    /// read marks, unread headers, versions), read at one point in time: what a cluster node
+    /// installs for the channels it starts following.
+    func streams(of channels: [ChannelID], completion: @escaping @Sendable (Result<ChannelStreams, StoreError>) -> Void)
+
     /// Waits until every enqueued write has committed; for shutdown and tests.
     func flush()
 }
