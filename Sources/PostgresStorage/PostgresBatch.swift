@@ -448,7 +448,7 @@ struct PostgresBatch {
                 """, logger: logger)
             return .success(.done)
         case .createChannel, .updateChannel, .setUserDeactivated:
-            return try await inSavepoint { try await applyRefusable(write) }
+            return try await inSavepoint { () async throws -> StoreWriteResult in try await applyRefusable(write) }
         case .changeMessage(let change):
             return try await inSavepoint { try await apply(change) }
         case .insertMessage:
@@ -458,7 +458,7 @@ struct PostgresBatch {
         }
     }
 
-    private func applyRefusable(_ write: StoreWrite) async throws {
+    private func applyRefusable(_ write: StoreWrite) async throws -> StoreWriteResult {
         switch write {
         case .createChannel(let channel):
             try await connection.query("""
@@ -471,9 +471,10 @@ struct PostgresBatch {
                     \(ColumnCoding.encodeMutes(channel.mutes)), 0)
                 """, logger: logger)
             try await insertMembers(of: channel)
+            return .channel(lastSeq: 0)
         case .updateChannel(let channel):
-            var updated = 0
-            for try await _ in try await connection.query("""
+            var lastSeq: Int64?
+            for try await seq in try await connection.query("""
                 UPDATE channels SET type = \(channel.type.rawValue), name = \(channel.name),
                     distinct_flag = \(channel.distinct), is_one_to_one = \(channel.isOneToOne),
                     push_from_blocked = \(channel.pushFromBlockedUsers), created_at = \(channel.createdAt),
@@ -481,11 +482,12 @@ struct PostgresBatch {
                     roles = \(ColumnCoding.encodeRoles(channel.roles)), frozen = \(channel.frozen),
                     slow_mode_seconds = \(Int32(clamping: channel.slowModeSeconds)), bans = \(ColumnCoding.encodeBans(channel.bans)),
                     mutes = \(ColumnCoding.encodeMutes(channel.mutes))
-                WHERE id = \(channel.id) RETURNING id
-                """, logger: logger) { updated += 1 }
-            if updated == 0 { throw StoreError("updateChannel: unknown channel \(channel.id)") }
+                WHERE id = \(channel.id) RETURNING last_seq
+                """, logger: logger).decode(Int64.self) { lastSeq = seq }
+            guard let lastSeq else { throw StoreError("updateChannel: unknown channel \(channel.id)") }
             try await connection.query("DELETE FROM channel_members WHERE channel_id = \(channel.id)", logger: logger)
             try await insertMembers(of: channel)
+            return .channel(lastSeq: lastSeq)
         case .setUserDeactivated(let userID, let deactivated):
             var updated = 0
             for try await _ in try await connection.query(
@@ -496,6 +498,7 @@ struct PostgresBatch {
         case .upsertUser, .setBlock, .insertMessage, .markRead, .changeMessage, .insertFlag:
             break
         }
+        return .done
     }
 
     /// A change of a stored message (§15) with the channel's next version, unless the stored

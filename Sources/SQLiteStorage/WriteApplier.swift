@@ -107,9 +107,10 @@ final class WriteApplier {
         case .createChannel(let channel):
             forgetGate(of: channel.id)
             try create(channel)
+            return .channel(lastSeq: 0)
         case .updateChannel(let channel):
             forgetGate(of: channel.id)
-            try update(channel)
+            return .channel(lastSeq: try update(channel))
         case .setUserDeactivated(let userID, let deactivated):
             let statement = try connection.statement("UPDATE users SET deactivated = ?1 WHERE id = ?2")
             try statement.bind(deactivated, at: 1)
@@ -381,7 +382,8 @@ final class WriteApplier {
         try insertMembers(of: channel)
     }
 
-    private func update(_ channel: Channel) throws(StoreError) {
+    /// Returns the channel's `last_seq` as the update found it.
+    private func update(_ channel: Channel) throws(StoreError) -> Int64 {
         let statement = try connection.statement("""
             UPDATE channels SET type = ?2, name = ?3, distinct_flag = ?4, is_one_to_one = ?5, push_from_blocked = ?6,
                 created_at = ?7, created_by = ?8, inviter_views = ?9, roles = ?10, frozen = ?11, slow_mode_seconds = ?12,
@@ -395,6 +397,9 @@ final class WriteApplier {
         try delete.bind(channel.id, at: 1)
         try delete.run()
         try insertMembers(of: channel)
+        let lastSeq = try connection.statement("SELECT last_seq FROM channels WHERE id = ?1")
+        try lastSeq.bind(channel.id, at: 1)
+        return try lastSeq.withReset { row throws(StoreError) in try row.step() ? row.int64(0) : 0 }
     }
 
     private func bindChannelRow(_ channel: Channel, to statement: SQLiteStatement) throws(StoreError) {

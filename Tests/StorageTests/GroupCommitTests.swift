@@ -33,7 +33,7 @@ import Testing
         #expect(all.count == 50 * perSender)
         for channel in ["c1", "c2"] {
             let seqs = all.filter { $0.channelID == channel }.map(\.seq).sorted()
-            #expect(seqs == Array(1...Int64(seqs.count)))
+            #expect(seqs == (0..<seqs.count).map { Int64($0) + 1 })
             #expect(store.seqs(channel, limit: 10_000) == seqs)
         }
         // Per sender, later enqueues got later seqs in the same channel (enqueue order).

@@ -7,6 +7,12 @@ import Testing
 /// What both backends' moderation tests (§16) write and expect: `ModerationStorageTests`
 /// on SQLite, `PostgresModerationTests` on PostgreSQL.
 enum ModerationFixture {
+    /// A user or channel write's answer: `.done`, or a channel's `.channel(lastSeq:)`.
+    static func isWritten(_ result: StoreWriteResult) -> Bool {
+        if case .channel = result { return true }
+        return result == .done
+    }
+
     /// Every moderation field set, with each kind of ban (plain and shadow, with and without
     /// an end) and of mute (with and without an end); the creator's role overridden.
     static let moderated = Channel(

@@ -162,7 +162,7 @@ struct PostgresStoreTests {
             var total = 0
             for channel in 1...4 {
                 let seqs = try await nodeA.historyAsync("c\(channel)", limit: 10_000).map(\.seq)
-                #expect(seqs == Array(1...Int64(seqs.count)))
+                #expect(seqs == (0..<seqs.count).map { Int64($0) + 1 })
                 total += seqs.count
             }
             #expect(total == 2 * perNode)
@@ -210,7 +210,7 @@ struct PostgresStoreTests {
             #expect(answers.allSatisfy { $0.seq != nil }, "a message was not stored")
             for channel in 1...4 {
                 let seqs = answers.filter { $0.channel == "c\(channel)" }.compactMap(\.seq)
-                #expect(seqs == Array(1...Int64(seqs.count)), "c\(channel): seqs out of enqueue order")
+                #expect(seqs == (0..<seqs.count).map { Int64($0) + 1 }, "c\(channel): seqs out of enqueue order")
                 #expect(try await store.historyAsync("c\(channel)", limit: 10_000).map(\.seq) == seqs)
             }
         }
@@ -286,7 +286,7 @@ struct PostgresStoreTests {
             #expect(all.allSatisfy { $0.seq != nil }, "a message was not stored: \(all.map(\.seq))")
             for channel in ["c1", "c2"] {
                 let seqs = all.filter { $0.channel == channel }.compactMap(\.seq)
-                #expect(seqs == Array(1...Int64(seqs.count)), "\(channel): seqs out of enqueue order: \(seqs)")
+                #expect(seqs == (0..<seqs.count).map { Int64($0) + 1 }, "\(channel): seqs out of enqueue order: \(seqs)")
                 #expect(try await store.historyAsync(channel, limit: 100).map(\.seq) == seqs)
             }
             try await PostgresTestDatabase.withClient(url: database.url) { client in
@@ -352,7 +352,7 @@ struct PostgresStoreTests {
             #expect(acknowledged.count >= 18)
             let stored = try await store.historyAsync("c1").map(\.id)
             #expect(Set(acknowledged).isSubset(of: Set(stored)))
-            #expect(try await store.historyAsync("c1").map(\.seq) == Array(1...Int64(stored.count)))
+            #expect(try await store.historyAsync("c1").map(\.seq) == (0..<stored.count).map { Int64($0) + 1 })
         }
     }
 
@@ -394,7 +394,7 @@ struct PostgresStoreTests {
             #expect(acknowledged.count > 0)
             let stored = try await store.historyAsync("c1", limit: 1_000)
             #expect(Set(acknowledged).isSubset(of: Set(stored.map(\.id))))
-            #expect(stored.map(\.seq) == Array(1...Int64(stored.count)))
+            #expect(stored.map(\.seq) == (0..<stored.count).map { Int64($0) + 1 })
         }
     }
 

@@ -51,6 +51,8 @@ extension BusEvent {
         switch result {
         case .message(let stored), .changed(let stored, _):
             if let field = Self.invalidField(of: stored, stored: true) { return "stored.\(field)" }
+        case .channel(let lastSeq):
+            guard rules.isSeq(lastSeq) else { return "lastSeq" }
         default:
             break
         }

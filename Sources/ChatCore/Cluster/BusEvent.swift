@@ -74,6 +74,8 @@ public struct BusEvent: Sendable, Equatable {
         case .changed(let stored, let previousVersion):
             w.key("message"); Self.write(stored, to: &w)
             w.key("previousVersion"); w.int(previousVersion)
+        case .channel(let lastSeq):
+            w.key("lastSeq"); w.int(lastSeq)
         default:
             break
         }
@@ -111,6 +113,12 @@ public struct BusEvent: Sendable, Equatable {
         case let other: throw DecodeError(description: "unknown bus write kind \(other)")
         }
         var result = StoreWriteResult.done
+        if root["lastSeq"] != nil {
+            switch decoded {
+            case .createChannel, .updateChannel: result = .channel(lastSeq: try int(root, "lastSeq"))
+            default: throw DecodeError(description: "lastSeq on a bus event that writes no channel")
+            }
+        }
         if let stored = root["message"]?.objectValue {
             if case .changeMessage = decoded {
                 result = .changed(try message(stored), previousVersion: try int(root, "previousVersion"))

@@ -25,6 +25,11 @@ public enum StoreWrite: Sendable, Equatable {
 /// What a committed write produced.
 public enum StoreWriteResult: Sendable, Equatable {
     case done
+    /// A channel created or updated: the `seq` of its newest message as the write found it
+    /// (every message stored after the write has a higher one), so a node that starts
+    /// following the channel for a member the write added tells that member the messages
+    /// after it.
+    case channel(lastSeq: Int64)
     /// The message as stored, with its `seq`.
     case message(Message)
     /// A message with the same sender and `clientMessageId` was stored before (a retry, maybe
@@ -47,7 +52,7 @@ extension StoreWriteResult {
     public var isNewWrite: Bool {
         switch self {
         case .existingMessage, .unchanged, .refused: return false
-        case .done, .message, .changed, .flag: return true
+        case .done, .channel, .message, .changed, .flag: return true
         }
     }
 }
