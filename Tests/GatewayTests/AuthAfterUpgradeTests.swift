@@ -9,11 +9,12 @@ import WebSocket
 /// closes the socket with the close code a browser can read.
 @Suite("Token after the upgrade")
 struct AuthAfterUpgradeTests {
-    /// A chat gateway whose connections get 60 s for their `auth`, so a loaded test machine
-    /// does not close them before a test has sent it (the timeout has a test of its own).
+    /// A chat gateway whose connections get 600 s for their `auth`, so a loaded test machine
+    /// does not close them before a test has sent it (the timeout has a test of its own): in
+    /// the full suite a test's steps wait for the busy cooperative pool, a minute at worst seen.
     private func makeGateway(tls: Bool, configure: (inout GatewayConfiguration) -> Void = { _ in }) async throws -> TestGateway {
         try await TestGateway.chat(tls: tls) { transport, chat in
-            transport.timeouts.handshake = 60
+            transport.timeouts.handshake = 600
             configure(&chat)
         }
     }

@@ -11,10 +11,10 @@ struct BusOutboxTests {
 
     @Test func keepsOrderAcrossAFailedRepublish() {
         var outbox = BusOutbox()
-        for n in 0..<3 { outbox.append(Self.payload(n), scope: .channel("c\(n)")) }
+        for n in 0..<3 { outbox.append(Self.payload(n), topic: "chat:bus", scope: .channel("c\(n)")) }
         let taken = outbox.takeAll()
         #expect(taken.map(\.payload) == (0..<3).map(Self.payload) && outbox.isEmpty && outbox.byteCount == 0)
-        outbox.append(Self.payload(3), scope: .channel("c3"))  // committed while the republish was on its way
+        outbox.append(Self.payload(3), topic: "chat:bus", scope: .channel("c3"))  // committed while the republish was on its way
         outbox.putBack(Array(taken[1...]))
         #expect(outbox.takeAll().map(\.payload) == [1, 2, 3].map(Self.payload))
     }
@@ -25,7 +25,7 @@ struct BusOutboxTests {
         let capacity = 4 << 20
         var outbox = BusOutbox(capacityBytes: capacity)
         let big = [UInt8](repeating: UInt8(ascii: "x"), count: 60 << 10)
-        for n in 0..<200 { outbox.append(big, scope: .channel("c\(n % 7)")) }
+        for n in 0..<200 { outbox.append(big, topic: "chat:bus", scope: .channel("c\(n % 7)")) }
         #expect(outbox.byteCount <= capacity)
         #expect(outbox.count == capacity / (big.count + BusOutbox.entryOverheadBytes))
         #expect(outbox.dropped == 200 - outbox.count)
@@ -33,8 +33,8 @@ struct BusOutboxTests {
         #expect(dropped == 200 - outbox.count && !scope.everything && scope.channels == Set((0..<7).map { "c\($0)" }))
         #expect(outbox.takeDroppedScope().scope.isEmpty)
         // A block or user write lost: every channel may have missed something.
-        outbox.append(big, scope: .all)
-        for _ in 0..<100 { outbox.append(big, scope: .channel("c1")) }
+        outbox.append(big, topic: "chat:bus", scope: .all)
+        for _ in 0..<100 { outbox.append(big, topic: "chat:bus", scope: .channel("c1")) }
         #expect(outbox.takeDroppedScope().scope.everything)
     }
 

@@ -245,6 +245,7 @@ extension ChatEngine {
     /// A change committed here or on another node, in the order this node learned of it.
     mutating func logChange(_ entry: LoggedChange) -> [EngineEffect] {
         let channel = entry.key.channel
+        if deferWhileLoading(channel, .change(entry)) { return [] }
         changeLog[channel, default: []].append(entry)
         return drainChangeLog(channel, readFailed: false)
     }

@@ -168,12 +168,18 @@ extension ChatEngine {
             directory.install(channel)
             if !write.added.isEmpty { effects.append(.addToChannel(write.added, channel.id)) }
             if !write.removed.isEmpty { effects.append(.removeFromChannel(write.removed, channel.id)) }
+            var lastSeq: Int64?
+            if case .committed(.channel(let seq)) = outcome { lastSeq = seq }
+            effects += followMembers(added: write.added, removed: write.removed, of: channel.id, lastSeq: lastSeq,
+                                     now: write.now)
             // In an open channel a join or leave is told only to whoever joined (their other
             // connections): what one participant's request sends to others stays bounded.
             let told = write.told
                 ?? (channel.type == .open && !(write.added.isEmpty && write.removed.isEmpty) ? write.added : channel.members)
             if let viewer = write.viewer {
-                effects.append(.reply(write.requester, .result(encode(channel, for: viewer))))
+                if !deferWhileLoading(channel.id, .channelReply(write.requester, viewer: viewer)) {
+                    effects.append(.reply(write.requester, .result(encode(channel, for: viewer))))
+                }
                 effects += announce(channel, to: told, excluding: write.requester.session)
             } else {
                 effects.append(.reply(write.requester, .result(Self.emptyObject)))

@@ -94,6 +94,7 @@ extension ChatEngine {
     /// A batch the store read for `readHistory`, in seq order (nil: the read failed).
     public mutating func historyRead(_ read: WriteID, _ batch: [Message]?, monotonicNow: Milliseconds = 0) -> [EngineEffect] {
         if let channel = gapReads.removeValue(forKey: read) { return gapRead(channel, batch, monotonicNow: monotonicNow) }
+        if let catchUp = catchUpReads.removeValue(forKey: read) { return catchUpRead(catchUp, batch, monotonicNow: monotonicNow) }
         guard var pending = historyReads.removeValue(forKey: read) else { return [] }
         guard let batch else {
             return [.reply(pending.requester, .failure(ChatError(.internalError, "storage failed; retry")))]

@@ -362,6 +362,18 @@ extension ChatEngine {
                          monotonicNow: Milliseconds) -> [EngineEffect] {
         let relations = senderRelations(stored.senderID, in: channel)
         directory.record(stored, hiddenFor: relations.listUnmoved)
+        var effects = announceNew(stored, json: json, in: channel, relations: relations, excluding: excluding,
+                                  monotonicNow: monotonicNow)
+        // A reply moved its parent's count: sent after the reply itself, to the replying
+        // connection too (its `ok` was the reply, not the parent).
+        if stored.parentSeq != nil { effects += logChange(.reply(stored, excluding: nil)) }
+        return effects
+    }
+
+    /// `message.new` for this node's member connections (the §5 check is the hub's, per
+    /// connection, from `MessageOrigin`), at the open channel's pace.
+    mutating func announceNew(_ stored: Message, json: [UInt8], in channel: Channel, relations: SenderRelations,
+                              excluding: SessionID?, monotonicNow: Milliseconds) -> [EngineEffect] {
         var effects: [EngineEffect] = []
         if stored.hiddenFrom == Message.hiddenFromEveryone {
             // Its sender's other connections only (§16), whatever the channel's pace.
@@ -375,9 +387,6 @@ extension ChatEngine {
         } else {
             counters.openChannelThrottled += 1
         }
-        // A reply moved its parent's count: sent after the reply itself, to the replying
-        // connection too (its `ok` was the reply, not the parent).
-        if stored.parentSeq != nil { effects += logChange(.reply(stored, excluding: nil)) }
         return effects
     }
 

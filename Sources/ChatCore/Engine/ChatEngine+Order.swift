@@ -10,6 +10,15 @@ extension ChatEngine {
     /// with every held message that follows; further ahead, it is held.
     mutating func recordInOrder(_ stored: Message, json: [UInt8], in channel: Channel, excluding: SessionID?,
                                 monotonicNow: Milliseconds) -> [EngineEffect] {
+        if followsSomeChannels {
+            // A cluster node: a channel it does not follow has no local member to tell, and
+            // what it knows of it is stale; one being read gets this after the read.
+            guard let state = interest?.state(of: channel.id) else { return [] }
+            if state == .loading {
+                deferredStreams[channel.id, default: []].append(.message(stored, json: json, excluding: excluding))
+                return []
+            }
+        }
         let newest = directory.newestMessage(of: channel.id)?.seq ?? 0
         if stored.seq <= newest { return [] }
         if stored.seq > newest + 1 {

@@ -55,6 +55,7 @@ extension ChatEngine {
         if case .committed = outcome {
             counters.readMarksStored += 1
             let moved = directory.markRead(mark.key.user, channel: mark.key.channel, seq: mark.seq)
+            _ = deferWhileLoading(mark.key.channel, .readMark(mark.key.user, seq: mark.seq))
             let result = readResult(mark.key.channel, for: mark.key.user)
             effects += mark.requesters.map { .reply($0, .result(result)) }
             if moved { effects += readEvent(mark.key, excluding: mark.session, monotonicNow: monotonicNow) }
@@ -78,7 +79,9 @@ extension ChatEngine {
     /// its own connections.
     mutating func readMarkReplicated(_ channelID: ChannelID, user: UserID, seq: Int64,
                                      monotonicNow: Milliseconds) -> [EngineEffect] {
-        guard directory.markRead(user, channel: channelID, seq: seq) else { return [] }
+        let moved = directory.markRead(user, channel: channelID, seq: seq)
+        _ = deferWhileLoading(channelID, .readMark(user, seq: seq))
+        guard moved else { return [] }
         return readEvent(ReadEventPacing.Key(channel: channelID, user: user), excluding: nil, monotonicNow: monotonicNow)
     }
 

@@ -3,7 +3,7 @@ extension ChatEngine {
     /// this node's state as if it had committed here, with the events this node's own
     /// connections get. No reply (the committing node answered its requester) and no push
     /// event (the committing node emits those, once per offline member and message).
-    public mutating func replicated(_ event: BusEvent, monotonicNow: Milliseconds) -> [EngineEffect] {
+    public mutating func replicated(_ event: BusEvent, now: Milliseconds = 0, monotonicNow: Milliseconds) -> [EngineEffect] {
         switch event.write {
         case .insertMessage:
             // A recognised retry is published too: it fills the gap its first node left by dying
@@ -12,7 +12,7 @@ extension ChatEngine {
             switch event.result {
             case .message(let message): stored = message
             case .existingMessage(let message): stored = message
-            case .done, .changed, .unchanged, .refused, .flag: return []
+            case .done, .channel, .changed, .unchanged, .refused, .flag: return []
             }
             guard let channel = directory.channels[stored.channelID] else { return [] }
             if case .message = event.result { counters.stored += 1 }
@@ -40,6 +40,9 @@ extension ChatEngine {
             let removed = before.subtracting(after).sorted()
             if !added.isEmpty { effects.append(.addToChannel(added, channel.id)) }
             if !removed.isEmpty { effects.append(.removeFromChannel(removed, channel.id)) }
+            var lastSeq: Int64?
+            if case .channel(let seq) = event.result { lastSeq = seq }
+            effects += followMembers(added: added, removed: removed, of: channel.id, lastSeq: lastSeq, now: now)
             // As on the node that wrote it: an open channel's join or leave is told to the joiner only.
             let told = channel.type == .open && !(added.isEmpty && removed.isEmpty) ? added : channel.members
             return effects + announce(channel, to: told, excluding: nil)

@@ -24,11 +24,17 @@ extension ChatEngine {
         var effects = touchUser(user)
         sessions.add(request.id, of: user.id, hideBlocked: request.hideBlocked)
         if !request.presenceOnBus { effects += presenceChanged(user.id, online: true, at: now) }
-        let seed = SessionSeed(userNumber: number(for: user.id), channels: directory.channelIDs(of: user.id),
-                               blocked: Set(directory.blocks.blocked(by: user.id).map { number(for: $0) }),
-                               blockedBy: Set(directory.blocks.blockers(of: user.id).map { number(for: $0) }))
-        effects.append(.sessionOpened(request.id, seed))
+        // In a cluster a session opens once its channels are read (`ChatEngine+Following`).
+        if followChannels(ofNewSession: request.id, user: user.id, into: &effects) { return effects }
+        effects.append(.sessionOpened(request.id, seed(for: user.id)))
         return effects
+    }
+
+    /// What a new session of `user` starts with: its number, channels and block sets.
+    mutating func seed(for user: UserID) -> SessionSeed {
+        SessionSeed(userNumber: number(for: user), channels: directory.channelIDs(of: user),
+                    blocked: Set(directory.blocks.blocked(by: user).map { number(for: $0) }),
+                    blockedBy: Set(directory.blocks.blockers(of: user).map { number(for: $0) }))
     }
 
     /// A session's connection is gone: its presence subscriptions end; when it was its user's
@@ -36,8 +42,9 @@ extension ChatEngine {
     /// user goes offline. Nothing for a session the engine never admitted.
     public mutating func closeSession(_ session: SessionID, now: Milliseconds, presenceOnBus: Bool = false) -> [EngineEffect] {
         presence.remove(session)
-        guard let user = sessions.remove(session), sessions.count(of: user) == 0 else { return [] }
-        var effects: [EngineEffect] = []
+        guard let user = sessions.remove(session) else { return [] }
+        var effects = unfollowChannels(ofClosedSession: session, user: user, now: now)
+        guard sessions.count(of: user) == 0 else { return effects }
         if var profile = directory.users[user] {
             profile.lastSeenAt = now
             effects += touchUser(profile)

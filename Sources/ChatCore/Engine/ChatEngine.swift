@@ -30,12 +30,16 @@ public struct ChatEngine: Sendable {
         /// How long a message's reaction events are held back after one went out, so a
         /// storm sends each connection one event per window (0: every reaction at once).
         public var reactionEventWindowMilliseconds: Milliseconds = 100
+        /// Cluster mode: the node follows only the channels where a member holds a session
+        /// here, each for this long after its last one left (`ChannelInterest`); nil: one
+        /// node, which follows every channel.
+        public var followGraceMilliseconds: Milliseconds? = nil
 
         public init(blockingMode: DeliveryPolicy.Mode = .standard, revealBlockedBy: Bool = false,
                     excludeFromInvitations: Bool = false, maxTextLength: Int = 5000, userMessagesPerSecond: Int = 0,
                     userMessageBurst: Int = 5, openChannelMessagesPerSecond: Int = 0, sharedUserRate: Bool = false,
                     maxConnectionsPerUser: Int = 30, userChangesPerSecond: Int = 0, userChangeBurst: Int = 10,
-                    reactionEventWindowMilliseconds: Milliseconds = 100) {
+                    reactionEventWindowMilliseconds: Milliseconds = 100, followGraceMilliseconds: Milliseconds? = nil) {
             self.blockingMode = blockingMode
             self.revealBlockedBy = revealBlockedBy
             self.excludeFromInvitations = excludeFromInvitations
@@ -48,6 +52,7 @@ public struct ChatEngine: Sendable {
             self.userChangesPerSecond = userChangesPerSecond
             self.userChangeBurst = userChangeBurst
             self.reactionEventWindowMilliseconds = reactionEventWindowMilliseconds
+            self.followGraceMilliseconds = followGraceMilliseconds
         }
     }
 
@@ -134,6 +139,15 @@ public struct ChatEngine: Sendable {
     /// writes in flight with whom they answer.
     var slowModeSends: [SlowModeKey: Milliseconds] = [:]
     var flagWrites: [WriteID: Requester] = [:]
+    /// Cluster mode: the channels this node follows (nil: every channel, one node).
+    var interest: ChannelInterest?
+    /// What the streams of channels being read did meanwhile, in order.
+    var deferredStreams: [ChannelID: [DeferredStreamWrite]] = [:]
+    /// Sessions admitted and waiting for their channels to be read, in arrival order.
+    var sessionsAwaitingStreams: [SessionID] = []
+    /// Channels being read for members who joined them: the newest seq at their join.
+    var catchUpFrom: [ChannelID: Int64] = [:]
+    var catchUpReads: [WriteID: CatchUpRead] = [:]
 
     public init(directory: ChatDirectory = ChatDirectory(), cursors: CursorSealer = CursorSealer(secret: ""),
                 settings: Settings = Settings(), ids: IdentifierGenerator = IdentifierGenerator()) {
@@ -153,6 +167,7 @@ public struct ChatEngine: Sendable {
         if settings.openChannelMessagesPerSecond > 0 {
             openChannelRates = SlidingWindowLimiter(limit: settings.openChannelMessagesPerSecond)
         }
+        if let grace = settings.followGraceMilliseconds { interest = ChannelInterest(grace: grace) }
     }
 
     /// Sends with a `clientMessageId` being looked up or stored (for tests: once stored,

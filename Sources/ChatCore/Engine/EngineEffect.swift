@@ -122,6 +122,13 @@ public enum EngineEffect: Sendable, Equatable {
     /// A ban ends at `untilMs`: after this long, call `ChatEngine.banDue(channel:user:now:)`
     /// (`channel` nil: the user's app-wide ban).
     case checkBanLater(channel: ChannelID?, user: UserID, afterMilliseconds: Milliseconds)
+    /// Cluster mode: start following these channels' streams (subscribe), then read their
+    /// state (`Store.streams(of:)`) and call `ChatEngine.streamsLoaded(_:_:monotonicNow:)`.
+    case followChannels([ChannelID])
+    /// Cluster mode: stop following these channels' streams (unsubscribe).
+    case unfollowChannels([ChannelID])
+    /// Cluster mode: after this long, call `ChatEngine.followingDue(now:)`.
+    case checkFollowingLater(afterMilliseconds: Milliseconds)
     /// A line for the operations log.
     case log(LogLevel, String, [String: String])
 }

@@ -8,6 +8,8 @@ struct LiveSessions: Sendable {
 
     func count(of user: UserID) -> Int { byUser[user]?.count ?? 0 }
 
+    func user(of session: SessionID) -> UserID? { owners[session] }
+
     func sessions(of user: UserID) -> [SessionID] { byUser[user] ?? [] }
 
     /// Users with at least one live connection here.

@@ -138,6 +138,14 @@ extension ChatService {
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(ChatEngine.gapHoldMilliseconds))) { [self] in
                     inbox.async { [self] in run(engine.gapDue(channel, afterSeq: afterSeq)) }
                 }
+            case .followChannels(let channels):
+                follow(channels)
+            case .unfollowChannels(let channels):
+                bus?.unfollow(channels)
+            case .checkFollowingLater(let after):
+                queue.asyncAfter(deadline: .now() + .milliseconds(Int(min(after, 86_400_000)))) { [self] in
+                    inbox.async { [self] in run(engine.followingDue(now: clock.now())) }
+                }
             case .log(let level, let event, let metadata):
                 let fields = metadata.mapValues { Logger.MetadataValue.string($0) }
                 switch level {
@@ -205,7 +213,25 @@ extension ChatService {
 extension ChatService {
     /// Another node's committed write, off the bus (on the bus loop).
     func busReceived(_ event: BusEvent) {
-        inbox.async { [self] in run(engine.replicated(event, monotonicNow: clock.monotonicNow())) }
+        inbox.async { [self] in run(engine.replicated(event, now: clock.now(), monotonicNow: clock.monotonicNow())) }
+    }
+
+    /// Follows `channels`' streams: once the bus hears them, their state is read from the
+    /// store and installed (`ChatEngine.streamsLoaded`); whatever they carried meanwhile
+    /// waits in the engine.
+    private func follow(_ channels: [ChannelID]) {
+        let read: @Sendable () -> Void = { [self] in
+            store.streams(of: channels) { [self] result in
+                if case .failure(let error) = result {
+                    logger.error("store.error", metadata: ["error": "\(error)", "read": "streams"])
+                }
+                inbox.async { [self] in
+                    run(engine.streamsLoaded(channels, try? result.get(), monotonicNow: clock.monotonicNow()))
+                }
+            }
+        }
+        guard let bus else { return read() }
+        bus.follow(channels, ready: read)
     }
 
     /// Another node's typing change.
@@ -231,6 +257,7 @@ extension ChatService {
     /// may have missed live events (`session.resync`), and catches up from history.
     func busResumed() {
         sendResync { _ in true }
+        inbox.async { [self] in run(engine.followedStreamsMayBeStale()) }
     }
 
     /// `session.resync` to every connection here, naming those of its user's channels that

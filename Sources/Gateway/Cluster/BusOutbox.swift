@@ -19,6 +19,8 @@ struct BusOutbox {
     static let entryOverheadBytes = 64
 
     struct Entry {
+        /// The Redis channel it goes on (`ClusterBus.topic(for:)`).
+        var topic: String
         var payload: [UInt8]
         var scope: ResyncScope
         var cost: Int { payload.count + BusOutbox.entryOverheadBytes }
@@ -40,8 +42,8 @@ struct BusOutbox {
     var count: Int { entries.count - head }
     var isEmpty: Bool { count == 0 }
 
-    mutating func append(_ payload: [UInt8], scope: ResyncScope) {
-        entries.append(Entry(payload: payload, scope: scope))
+    mutating func append(_ payload: [UInt8], topic: String, scope: ResyncScope) {
+        entries.append(Entry(topic: topic, payload: payload, scope: scope))
         byteCount += entries[entries.count - 1].cost
         dropOldestPastCapacity()
         compactIfWasteful()

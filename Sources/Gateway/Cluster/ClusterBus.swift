@@ -33,8 +33,24 @@ import Synchronization
 /// the typing relay (`typing`) send their commands on the publish connection, and the bus
 /// hands them what arrives on their channels of the subscription.
 final class ClusterBus: @unchecked Sendable {
+    /// The control channel every node hears: users, blocks, channels (members, roles, bans).
     static let channel = "chat:bus"
     static let resyncChannel = "chat:resync"
+    /// A chat channel's stream (its messages, changes and read marks) goes on its own Redis
+    /// channel, heard by the nodes that follow it.
+    static let streamPrefix = "chat:ch:"
+
+    static func topic(of channel: ChannelID) -> String { streamPrefix + channel }
+
+    /// Where `write` goes: its channel's stream, or the control channel.
+    static func topic(for write: StoreWrite) -> String {
+        switch write {
+        case .insertMessage(let message): return topic(of: message.channelID)
+        case .changeMessage(let change): return topic(of: change.channelID)
+        case .markRead(let channelID, _, _): return topic(of: channelID)
+        case .upsertUser, .setUserDeactivated, .createChannel, .updateChannel, .setBlock, .insertFlag: return channel
+        }
+    }
 
     /// The per-user message rate every node shares (PROTOCOL.md §6).
     let rates: SharedRateLimit
@@ -65,6 +81,13 @@ final class ClusterBus: @unchecked Sendable {
     }
     private var subscriber: RedisConnection?
     private var subscribed = false
+    /// The chat channels whose streams this node follows (`follow`), subscribed again after
+    /// every reconnect.
+    private var followed: Set<ChannelID> = []
+    /// Stream topics whose subscription Redis confirmed on the current connection.
+    private var confirmedTopics: Set<String> = []
+    /// Callers of `follow` waiting for their topics' confirmations.
+    private var followWaiters: [FollowWaiter] = []
     /// Live events may have been missed since the subscription was last up: resync when it is back.
     private var mayHaveMissedEvents = false
     private var publisherRetry = 0.05
@@ -127,21 +150,30 @@ final class ClusterBus: @unchecked Sendable {
     /// Both connections up and subscribed (`/readyz`).
     var isReachable: Bool { reachable.load(ordering: .relaxed) }
 
-    /// Publishes `write` (committed, with the store's `result`); `ordered` runs on the loop
-    /// once the event is back on this node's subscription, or at once when the bus cannot
-    /// carry it.
+    /// Publishes `write` (committed, with the store's `result`) on its topic; `ordered` runs
+    /// on the loop once the event is back on this node's subscription, or at once when the
+    /// bus cannot carry it or this node does not hear that topic.
     func publish(_ write: StoreWrite, result: StoreWriteResult, ordered: @escaping @Sendable () -> Void) {
         loop.execute { [self] in
             lastNumber += 1
             let number = lastNumber
+            let topic = Self.topic(for: write)
             let payload = redis.seal(BusEvent(node: nodeID, number: number, write: write, result: result).encoded(),
-                               channel: Self.channel)
+                                     channel: topic)
             let scope = ResyncScope.of(write)
             guard let publisher, publisher.isConnected, outbox.isEmpty else {
                 // The others may still be subscribed: they get it once this node can publish again.
-                appendToOutbox(payload, scope: scope)
+                appendToOutbox(payload, topic: topic, scope: scope)
                 noteMissed()
                 if self.publisher?.isConnected == true { publishOutbox() }
+                ordered()
+                return
+            }
+            guard topic == Self.channel || confirmedTopics.contains(topic) else {
+                // A stream this node does not hear (nobody here follows the channel, or its
+                // subscription is not confirmed yet): no echo will come, and nothing here waits
+                // for the event's order.
+                send(payload, topic: topic, scope: scope, on: publisher) { _ in }
                 ordered()
                 return
             }
@@ -149,7 +181,7 @@ final class ClusterBus: @unchecked Sendable {
                 // No echo to wait for (or Redis is already slow to answer, and the write's
                 // answer must not wait on it): published for the others, acted on here at once.
                 noteMissed()
-                send(payload, scope: scope, on: publisher) { _ in }
+                send(payload, topic: topic, scope: scope, on: publisher) { _ in }
                 ordered()
                 return
             }
@@ -157,13 +189,78 @@ final class ClusterBus: @unchecked Sendable {
             publishedAt[number] = DispatchTime.now().uptimeNanoseconds
             echoOrder.append(number)
             scheduleEchoCheck()
-            send(payload, scope: scope, on: publisher) { [self] published in
+            send(payload, topic: topic, scope: scope, on: publisher) { [self] published in
                 guard !published, let waiting = awaitingEcho.removeValue(forKey: number) else { return }
                 publishedAt[number] = nil
                 noteMissed()
                 waiting()
             }
         }
+    }
+
+    // MARK: following channels
+
+    /// Someone waiting until Redis confirmed the subscription of `topics` (`follow`).
+    private struct FollowWaiter {
+        var topics: Set<String>
+        var ready: @Sendable () -> Void
+    }
+
+    /// Starts hearing `channels`' streams: `ready` runs on the loop once Redis confirmed
+    /// each subscription, so every event published after that reaches this node (the
+    /// caller then reads the channels' state: what came before is in the store). Without a
+    /// subscription now, `ready` runs at once: the events missed meanwhile are read again
+    /// when it is back (`resumed`).
+    func follow(_ channels: [ChannelID], ready: @escaping @Sendable () -> Void) {
+        loop.execute { [self] in
+            followed.formUnion(channels)
+            let topics = Set(channels.map(Self.topic(of:))).subtracting(confirmedTopics)
+            guard !topics.isEmpty else { return ready() }
+            guard subscribed, let subscriber, subscriber.isConnected else {
+                noteMissed()
+                return ready()
+            }
+            followWaiters.append(FollowWaiter(topics: topics, ready: ready))
+            subscriber.subscribe(more: topics.sorted())
+        }
+    }
+
+    /// Stops hearing `channels`' streams.
+    func unfollow(_ channels: [ChannelID]) {
+        loop.execute { [self] in
+            followed.subtract(channels)
+            let topics = channels.map(Self.topic(of:)).filter { confirmedTopics.remove($0) != nil }
+            guard !topics.isEmpty, let subscriber, subscriber.isConnected else { return }
+            subscriber.unsubscribe(topics.sorted())
+        }
+    }
+
+    /// The chat channels whose streams this node follows (tests).
+    var followedChannels: Set<ChannelID> { loop.queue.sync { followed } }
+
+    private func topicConfirmed(_ topic: String) {
+        let channel = String(topic.dropFirst(Self.streamPrefix.count))
+        if followed.contains(channel) {
+            confirmedTopics.insert(topic)
+        } else {
+            // Unfollowed while its subscription was on its way: this node does not need it.
+            subscriber?.unsubscribe([topic])
+        }
+        var still: [FollowWaiter] = []
+        var ready: [@Sendable () -> Void] = []
+        for var waiter in followWaiters {
+            waiter.topics.remove(topic)
+            if waiter.topics.isEmpty { ready.append(waiter.ready) } else { still.append(waiter) }
+        }
+        followWaiters = still
+        for callback in ready { callback() }
+    }
+
+    /// The subscription is gone: the waiters go on (their reads are repeated once it is back).
+    private func releaseFollowWaiters() {
+        let waiting = followWaiters
+        followWaiters.removeAll()
+        for waiter in waiting { waiter.ready() }
     }
 
     // MARK: connections
@@ -209,7 +306,7 @@ final class ClusterBus: @unchecked Sendable {
         var failed: [BusOutbox.Entry] = []
         var answered = 0
         for entry in pending {
-            send(entry.payload, scope: entry.scope, on: publisher, outboxOnFailure: false) { [self] published in
+            send(entry.payload, topic: entry.topic, scope: entry.scope, on: publisher, outboxOnFailure: false) { [self] published in
                 if !published { failed.append(entry) }
                 answered += 1
                 if answered == pending.count { outbox.putBack(failed) }
@@ -219,18 +316,18 @@ final class ClusterBus: @unchecked Sendable {
 
     /// PUBLISHes one (sealed) event; `answered` gets whether Redis took it. A failed event
     /// goes to the outbox (`outboxOnFailure` false: the caller puts it back itself, in order).
-    private func send(_ payload: [UInt8], scope: ResyncScope, on publisher: RedisConnection, outboxOnFailure: Bool = true,
-                      answered: @escaping (Bool) -> Void) {
+    private func send(_ payload: [UInt8], topic: String, scope: ResyncScope, on publisher: RedisConnection,
+                      outboxOnFailure: Bool = true, answered: @escaping (Bool) -> Void) {
         metrics.busEventsOut.increment()
-        publisher.send([Array("PUBLISH".utf8), Array(Self.channel.utf8), payload]) { [self] reply in
-            if reply.isFailure && outboxOnFailure { appendToOutbox(payload, scope: scope) }
+        publisher.send([Array("PUBLISH".utf8), Array(topic.utf8), payload]) { [self] reply in
+            if reply.isFailure && outboxOnFailure { appendToOutbox(payload, topic: topic, scope: scope) }
             answered(!reply.isFailure)
         }
     }
 
-    private func appendToOutbox(_ payload: [UInt8], scope: ResyncScope) {
+    private func appendToOutbox(_ payload: [UInt8], topic: String, scope: ResyncScope) {
         let before = outbox.dropped
-        outbox.append(payload, scope: scope)
+        outbox.append(payload, topic: topic, scope: scope)
         if outbox.dropped > before { metrics.busOutboxDropped.increment(by: outbox.dropped - before) }
     }
 
@@ -245,7 +342,9 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             subscriberRetry = 0.05
-            subscriber?.subscribe([Self.channel, ClusterPresence.channel, ClusterTyping.channel, Self.resyncChannel]) { [self] reply in
+            let topics = [Self.channel, ClusterPresence.channel, ClusterTyping.channel, Self.resyncChannel]
+                + followed.sorted().map(Self.topic(of:))
+            subscriber?.subscribe(topics) { [self] reply in
                 handleSubscription(reply)
             }
         }, closed: { [self] reason in
@@ -273,7 +372,9 @@ final class ClusterBus: @unchecked Sendable {
         case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == ClusterPresence.channel:
             presence.readSnapshot()
         case .array(let parts) where parts.count == 3 && parts[0].text == "message":
-            guard case .string(let message) = parts[2], let payload = redis.unseal(message, channel: Self.channel) else { return }
+            guard case .string(let message) = parts[2], let topic = parts[1].text,
+                  topic == Self.channel || topic.hasPrefix(Self.streamPrefix),
+                  let payload = redis.unseal(message, channel: topic) else { return }
             metrics.busEventsIn.increment()
             let event: BusEvent
             do {
@@ -292,6 +393,7 @@ final class ClusterBus: @unchecked Sendable {
                 received(event)
             }
         case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe":
+            if let topic = parts[1].text, topic.hasPrefix(Self.streamPrefix) { topicConfirmed(topic) }
             subscribed = true
             updateReachable()
             if mayHaveMissedEvents {
@@ -387,6 +489,8 @@ final class ClusterBus: @unchecked Sendable {
     private func subscriptionLost() {
         if subscribed { logger.error("bus.subscription_lost", metadata: ["node": "\(nodeID)"]) }
         subscribed = false
+        confirmedTopics.removeAll()
+        releaseFollowWaiters()
         updateReachable()
         releaseAwaiting()
     }

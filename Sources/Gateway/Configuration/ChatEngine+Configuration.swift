@@ -14,6 +14,8 @@ extension ChatEngine.Settings {
                   maxConnectionsPerUser: configuration.limits.maxConnectionsPerUser,
                   userChangesPerSecond: configuration.limits.userChangesPerSecond,
                   userChangeBurst: configuration.limits.userChangeBurst,
-                  reactionEventWindowMilliseconds: Milliseconds(configuration.limits.reactionEventWindowMs))
+                  reactionEventWindowMilliseconds: Milliseconds(configuration.limits.reactionEventWindowMs),
+                  followGraceMilliseconds: configuration.cluster.redisURL == nil
+                      ? nil : Milliseconds(configuration.cluster.followGraceMs))
     }
 }

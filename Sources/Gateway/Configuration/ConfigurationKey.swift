@@ -85,6 +85,7 @@ extension ConfigurationKey {
     static let clusterNodeID = ConfigurationKey("cluster.nodeId", .string)
     static let clusterRedisCAFile = ConfigurationKey("cluster.redisCaFile", .string)
     static let clusterCommandTimeoutMs = ConfigurationKey("cluster.commandTimeoutMs", .integer)
+    static let clusterFollowGraceMs = ConfigurationKey("cluster.followGraceMs", .integer)
     static let clusterBusSecret = ConfigurationKey("cluster.busSecret", .string, isSecret: true)
     static let consoleEnabled = ConfigurationKey("console.enabled", .boolean)
 
@@ -106,7 +107,7 @@ extension ConfigurationKey {
         .logLevel,
         .shutdownDrainSeconds,
         .conformanceEcho,
-        .metricsAPIKey, .clusterRedisURL, .clusterNodeID, .clusterRedisCAFile, .clusterCommandTimeoutMs,
+        .metricsAPIKey, .clusterRedisURL, .clusterNodeID, .clusterRedisCAFile, .clusterCommandTimeoutMs, .clusterFollowGraceMs,
         .clusterBusSecret,
         .consoleEnabled,
     ]

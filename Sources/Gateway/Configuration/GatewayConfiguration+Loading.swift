@@ -45,6 +45,7 @@ extension GatewayConfiguration {
         cluster.nodeID = try sources.optionalString(.clusterNodeID)
         cluster.redisCAFile = try sources.optionalString(.clusterRedisCAFile)
         cluster.commandTimeoutMs = try sources.int(.clusterCommandTimeoutMs) ?? cluster.commandTimeoutMs
+        cluster.followGraceMs = try sources.int(.clusterFollowGraceMs) ?? cluster.followGraceMs
         cluster.busSecret = try sources.optionalString(.clusterBusSecret)
         console.enabled = try sources.bool(.consoleEnabled) ?? console.enabled
     }

@@ -42,6 +42,8 @@ extension GatewayConfiguration {
         }
         try Self.require((1...Cluster.maximumCommandTimeoutMs).contains(cluster.commandTimeoutMs), .clusterCommandTimeoutMs,
                          "\(cluster.commandTimeoutMs) is out of range 1...\(Cluster.maximumCommandTimeoutMs)")
+        try Self.require((0...Cluster.maximumFollowGraceMs).contains(cluster.followGraceMs), .clusterFollowGraceMs,
+                         "\(cluster.followGraceMs) is out of range 0...\(Cluster.maximumFollowGraceMs)")
         if let secret = cluster.busSecret {
             try Self.require(secret.utf8.count >= Cluster.minimumBusSecretBytes, .clusterBusSecret,
                              "must be at least \(Cluster.minimumBusSecretBytes) bytes")

@@ -122,6 +122,9 @@ extension GatewayConfiguration {
         public static let maximumCommandTimeoutMs = 60_000
         /// Shortest `busSecret`: as long as the HMAC-SHA256 output (RFC 2104 §3).
         public static let minimumBusSecretBytes = 32
+        public static let defaultFollowGraceMs = 30_000
+        /// Longest `followGraceMs` accepted (an hour).
+        public static let maximumFollowGraceMs = 3_600_000
 
         /// `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (`RedisEndpoint`).
         public var redisURL: String?
@@ -133,14 +136,19 @@ extension GatewayConfiguration {
         public var commandTimeoutMs: Int
         /// Set: every bus payload carries an HMAC-SHA256 under it (`BusSignature`).
         public var busSecret: String?
+        /// How long a node keeps following a channel's stream after its last local member
+        /// session left (`ChannelInterest`).
+        public var followGraceMs: Int
 
         public init(redisURL: String? = nil, nodeID: String? = nil, redisCAFile: String? = nil,
-                    commandTimeoutMs: Int = Cluster.defaultCommandTimeoutMs, busSecret: String? = nil) {
+                    commandTimeoutMs: Int = Cluster.defaultCommandTimeoutMs, busSecret: String? = nil,
+                    followGraceMs: Int = Cluster.defaultFollowGraceMs) {
             self.redisURL = redisURL
             self.nodeID = nodeID
             self.redisCAFile = redisCAFile
             self.commandTimeoutMs = commandTimeoutMs
             self.busSecret = busSecret
+            self.followGraceMs = followGraceMs
         }
     }
 

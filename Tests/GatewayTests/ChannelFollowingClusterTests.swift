@@ -1,0 +1,86 @@
+import Foundation
+import ServiceTestSupport
+import Testing
+@testable import Gateway
+
+/// A node hears a channel's stream only while a member holds a session on it (issue 30):
+/// a node without one receives none of the channel's events, a member who connects there
+/// later sees the channel as it is (newest message, unread count) and then hears it live,
+/// and once the last such member left and the grace passed, Redis no longer sends the
+/// channel to that node.
+@Suite(.enabled(if: PostgresTestDatabase.isAvailable && RedisTestServer.isAvailable,
+                "needs CHAT_TEST_POSTGRES_URL and redis-server"), .serialized)
+struct ChannelFollowingClusterTests {
+    /// Subscribers of `topic` on the cluster's Redis (`PUBSUB NUMSUB`), read with redis-cli.
+    private static func subscribers(_ cluster: TestCluster, _ topic: String) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+        process.arguments = ["-p", String(cluster.redis.port), "PUBSUB", "NUMSUB", topic]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        process.waitUntilExit()
+        let lines = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        return lines.count >= 2 ? Int(lines[1].trimmingCharacters(in: .whitespaces)) ?? -1 : -1
+    }
+
+    private static func eventsIn(_ cluster: TestCluster, _ node: Int) async throws -> Double {
+        try await cluster.metric(node, "chat_bus_events_in_total")
+    }
+
+    @Test func aNodeHearsAChannelOnlyWhileOneOfItsMembersIsConnectedThere() async throws {
+        let cluster = try await TestCluster.start(nodes: 3, configure: { $0.cluster.followGraceMs = 200 })
+        let alice = try await cluster.nodes[0].connect("alice")
+        let bob = try await cluster.nodes[1].connect("bob")
+        _ = try await cluster.nodes[2].connect("carol")
+        // dave is a member who is not connected yet; carol (node 3) is not a member.
+        _ = try await cluster.nodes[0].connect("dave")
+        let channel = try await TestCluster.group(by: alice, with: ["bob", "dave"], name: "followed")
+        let topic = ClusterBus.topic(of: channel)
+        try await TestCluster.eventually("nodes 1 and 2 (and dave's node 1) hear the channel") {
+            try Self.subscribers(cluster, topic) == 2
+        }
+        let before = try await Self.eventsIn(cluster, 2)
+        for n in 1...30 { _ = try alice.send(channel, "m\(n)") }
+        for _ in 1...30 { _ = try bob.nextEvent("message.new") }
+        #expect(try await Self.eventsIn(cluster, 2) == before, "node 3 follows no channel of the 30 messages")
+
+        // dave connects to node 3: the channel is read there first, then heard live.
+        var dave: RawChatClient! = try await cluster.nodes[2].connect("dave")
+        #expect(try Self.subscribers(cluster, topic) == 3)
+        let listed = try dave.ok("channel.list")
+        let entry = (listed["channels"] as? [[String: Any]])?.first { $0["id"] as? String == channel }
+        #expect((entry?["lastMessage"] as? [String: Any])?["seq"] as? Int == 30)
+        #expect(entry?["unreadCount"] as? Int == 30)
+        _ = try alice.send(channel, "live")
+        let live = try dave.nextEvent("message.new")
+        #expect((live["data"] as? [String: Any])?["seq"] as? Int == 31)
+
+        // dave leaves node 3; after the grace Redis stops sending the channel there.
+        dave = nil  // closes its socket
+        try await Task.sleep(for: .milliseconds(100))
+        cluster.nodes[2].clock.advance(by: 1_000)
+        try await TestCluster.eventually("node 3 unsubscribed after the grace") { try Self.subscribers(cluster, topic) == 2 }
+        await cluster.end()
+    }
+
+    @Test func aMemberAddedOnAnotherNodeHearsEveryMessageFromItsJoinOn() async throws {
+        let cluster = try await TestCluster.start(nodes: 2)
+        let alice = try await cluster.nodes[0].connect("alice")
+        let erin = try await cluster.nodes[1].connect("erin")
+        let channel = try await TestCluster.group(by: alice, with: [], name: "join")
+        for n in 1...5 { _ = try alice.send(channel, "before \(n)") }
+        // Invited, then at once ten more messages: node 2 reads the channel meanwhile and
+        // must tell erin each of them, in order, once.
+        _ = try alice.ok("channel.invite", ["channelId": channel, "userIds": ["erin"]])
+        for n in 1...10 { _ = try alice.send(channel, "after \(n)") }
+        var seqs: [Int] = []
+        while seqs.count < 10 {
+            let event = try erin.nextEvent("message.new")
+            seqs.append((event["data"] as? [String: Any])?["seq"] as? Int ?? 0)
+        }
+        #expect(seqs == Array(6...15))
+        #expect(try erin.expectNoEvent("message.new"))
+        await cluster.end()
+    }
+}
