@@ -26,9 +26,9 @@ import EventLoop
 ///
 /// Ordering: on one master's connection, replies and pushes come in the order Redis ran
 /// them, so commands on one slot (or one master) that were not redirected keep their
-/// order, and so do the messages of one channel. Nothing is promised across masters, and
-/// a redirected command can be overtaken by a later command that went to the new owner
-/// directly.
+/// order, and so do the messages of one channel. Nothing is promised across masters, nor
+/// for a command that had to wait (redirected, its node unreachable, no slot map yet): a
+/// later command that went straight to the right node can overtake it.
 ///
 /// The slot map is read again only when something says it changed (MOVED, a lost or
 /// unreachable node, a slot with no master, a moved subscription), with the backoff of
@@ -278,8 +278,9 @@ public final class RedisClusterClient: @unchecked Sendable {
         place(new)
     }
 
-    /// Unsubscribes `channels` (SUNSUBSCRIBE where each is subscribed). Messages sent
-    /// before Redis took the command may still arrive.
+    /// Unsubscribes `channels` (SUNSUBSCRIBE where each is subscribed). From this call on,
+    /// none of their messages is handed to `onMessage` (Redis may still send some that it
+    /// published before it took the command: they are dropped here).
     public func sunsubscribe(_ channels: [String]) {
         guard !closed else { return }
         var sent: [RedisClusterAddress: [String]] = [:]

@@ -115,15 +115,11 @@ struct RedisClusterClientTests {
 
     /// Moves `slot` (no keys left on its source) to `target` the way resharding does:
     /// IMPORTING on the target, MIGRATING on the source, then NODE everywhere.
-    private func moveSlot(_ slot: Int, from source: Int, to target: Int, cluster: RedisTestCluster,
-                          migrating keys: [String] = []) throws {
+    private func moveSlot(_ slot: Int, from source: Int, to target: Int, cluster: RedisTestCluster) throws {
         let sourceID = try cluster.nodeID(source)
         let targetID = try cluster.nodeID(target)
         try cluster.cli(target, "CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID)
         try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID)
-        for key in keys {
-            try cluster.cli(source, "MIGRATE", "127.0.0.1", "\(target)", key, "0", "5000")
-        }
         try cluster.cli(target, "CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID)
         try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID)
         for port in try cluster.masterPorts() where port != source && port != target {
@@ -163,6 +159,54 @@ struct RedisClusterClientTests {
                 == .status("OK"))
         #expect(try send(client, ["MGET", "{user1000}.following", "{user1000}.followers"], key: "{user1000}")
                 == .array([.string(Array("1".utf8)), .string(Array("2".utf8))]))
+        // Closing with commands in flight: each still gets its reply, once.
+        final class Counts: @unchecked Sendable {
+            var values: [Int]
+            init(_ count: Int) { values = Array(repeating: 0, count: count) }
+        }
+        let counts: [Int] = try onLoop("close") { done in
+            let counts = Counts(all.count)
+            var answered = 0
+            for (n, key) in all.enumerated() {
+                box.client.send(["GET", key], key: key) { reply in
+                    counts.values[n] += 1
+                    answered += 1
+                    if reply != .string(Array("value of \(key)".utf8)) { Issue.record("\(key): \(reply)") }
+                    // A little later, so that a second reply would be counted too.
+                    if answered == all.count {
+                        box.client.loop.queue.asyncAfter(deadline: .now() + .milliseconds(200)) { done(counts.values) }
+                    }
+                }
+            }
+            box.client.close()
+            box.client.send(["GET", all[0]], key: all[0]) { reply in
+                if reply != .disconnected { Issue.record("a command after close: \(reply)") }
+            }
+        }
+        #expect(counts == Array(repeating: 1, count: all.count))
+    }
+
+    @Test func noClusterToReachFailsReadyAndCommands() throws {
+        let plain = try RedisTestServer()
+        let nothing = LoopbackPort.free()
+        let settings = RedisClusterSettings(seeds: try RedisEndpoint.parseList("redis://127.0.0.1:\(nothing),127.0.0.1:\(plain.port)"),
+                                            connectTimeout: .seconds(1), minimumBackoff: .milliseconds(50),
+                                            maximumBackoff: .milliseconds(200))
+        let outcome: [String] = try onLoop("ready and a command") { done in
+            var seen: [String] = []
+            var client: RedisClusterClient?
+            client = RedisClusterClient(settings: settings, loop: loop) { failure in
+                seen.append("ready: \(failure ?? "ok")")
+                client?.send(["GET", "k"], key: "k") { reply in
+                    seen.append("reply: \(reply)")
+                    client?.close()
+                    done(seen)
+                }
+            }
+        }
+        #expect(outcome.count == 2)
+        #expect(outcome.first?.hasPrefix("ready: no Redis Cluster node gave its slot map") == true)
+        #expect(outcome.last == "reply: disconnected")
     }
 
     @Test func aMigratingSlotIsFollowedThroughAskThenMoved() throws {
@@ -203,8 +247,9 @@ struct RedisClusterClientTests {
         let slot = RedisClusterSlot.slot(forKey: key)
         let source = try master(of: key, in: client)
         guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
-        // The target imports the slot without a MIGRATING source: the source ASKs nothing,
-        // but a MIGRATING source whose target does not import answers ASK and the target MOVED back.
+        // The source migrates the slot to a target that does not import it: the source
+        // answers ASK for a missing key, the target (ASKING counts only while importing)
+        // MOVED back, and round it goes until the limit.
         try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", try cluster.nodeID(target))
         let reply = try send(client, ["GET", key], key: key)
         guard case .error(let message) = reply else {
