@@ -4,15 +4,15 @@ import Foundation
 /// a replica each, as `scripts/redis-cluster` lays them out), created with `redis-cli
 /// --cluster create`, with a low `cluster-node-timeout` so a killed master is noticed
 /// quickly. The processes are children of the test (killed on deinit, their folder
-/// removed). Ports: 6 consecutive free ones and their cluster bus ports (+10000), all
-/// at most 65535, the client ports at most 55535; from `CHAT_TEST_PORT_RANGE` when set.
+/// removed). Ports: 6 consecutive free ones and their cluster bus ports (+10000), the
+/// client ports from `CHAT_TEST_PORT_RANGE` when it is set and ends at most at 55535.
 public final class RedisTestCluster: @unchecked Sendable {
     public static let cli: String? = ["/usr/bin/redis-cli", "/usr/local/bin/redis-cli"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
     public static var isAvailable: Bool { RedisTestServer.isAvailable && cli != nil }
     public static let nodeCount = 6
 
-    public let ports: [Int]
+    public private(set) var ports: [Int]
     public let directory: String
     private var processes: [Int: ChildProcess] = [:]
 
@@ -25,10 +25,29 @@ public final class RedisTestCluster: @unchecked Sendable {
         "redis://" + ports.map { "127.0.0.1:\($0)" }.joined(separator: ",")
     }
 
+    /// Starts the nodes and creates the cluster; should a port be taken before a node binds
+    /// it, starts over on other ports (3 tries).
     public init(nodeTimeoutMs: Int = 1000) throws {
-        guard let base = Self.freeBase() else { throw Failed(description: "no 6 free consecutive ports") }
-        ports = Array(base..<base + Self.nodeCount)
         directory = NSTemporaryDirectory() + "redis-cluster-\(UUID().uuidString)"
+        ports = []
+        var failure: any Error = Failed(description: "no 6 free consecutive ports with free bus ports")
+        for _ in 0..<3 {
+            guard let base = Self.freeBase() else { continue }
+            ports = Array(base..<base + Self.nodeCount)
+            do {
+                try start(nodeTimeoutMs: nodeTimeoutMs)
+                return
+            } catch {
+                failure = error
+                stopAll()
+            }
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+        throw failure
+    }
+
+    private func start(nodeTimeoutMs: Int) throws {
+        try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for port in ports {
             processes[port] = try ChildProcess(RedisTestServer.binary ?? "/usr/bin/redis-server", [
@@ -38,7 +57,9 @@ public final class RedisTestCluster: @unchecked Sendable {
             ], outputPath: "\(directory)/redis-\(port).log")
         }
         for port in ports {
-            guard wait(seconds: 5, until: { (try? self.cli(port, "PING")) == "PONG" }) else {
+            let started = wait(seconds: 5) { (try? self.cli(port, "PING")) == "PONG" }
+            // A node that could not bind its port is gone (another server may have answered).
+            guard started, processes[port]?.isRunning == true else {
                 throw Failed(description: "node \(port) did not start")
             }
         }
@@ -47,6 +68,14 @@ public final class RedisTestCluster: @unchecked Sendable {
                                               + ["--cluster-replicas", "1", "--cluster-yes"], timeoutSeconds: 30)
         guard create.status == 0 else { throw Failed(description: "cluster create failed: \(create.output.suffix(500))") }
         try waitUntilHealthy()
+    }
+
+    private func stopAll() {
+        for process in processes.values {
+            process.signal(SIGKILL)
+            process.waitUntilExit()
+        }
+        processes = [:]
     }
 
     /// Waits until every running node says `cluster_state:ok` and every replica's link to
@@ -64,8 +93,10 @@ public final class RedisTestCluster: @unchecked Sendable {
 
     /// A choice of 6 consecutive client ports whose bus ports are free too.
     private static func freeBase() -> Int? {
-        var low = 20_000
-        var high = 45_000
+        // Below Linux's ephemeral ports (32768 on), bus ports included, so that no
+        // outgoing connection takes one between this check and the server's bind.
+        var low = 12_000
+        var high = 22_000
         if let range = ProcessInfo.processInfo.environment["CHAT_TEST_PORT_RANGE"]?.split(separator: "-"),
            range.count == 2, let from = Int(range[0]), let to = Int(range[1]), from <= to, to <= 55_535 {
             low = from
@@ -157,10 +188,7 @@ public final class RedisTestCluster: @unchecked Sendable {
     }
 
     deinit {
-        for process in processes.values {
-            process.signal(SIGKILL)
-            process.waitUntilExit()
-        }
+        stopAll()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
