@@ -361,7 +361,8 @@ struct RedisClusterClientTests {
             victimChannels.allSatisfy { channel in all[lostAt...].contains("subscribed \(channel)") }
         }
         for channel in channels {
-            #expect(try send(client, ["GET", channel], key: channel) == .string(Array("before".utf8)))
+            let value = try send(client, ["GET", channel], key: channel)
+            #expect(value == .string(Array("before".utf8)), "\(channel): \(value)")
             #expect(try onLoop { done in box.client.spublish(channel, Array("after".utf8)) { done($0) } } == RedisReply.integer(1))
         }
         try events.wait("every channel hears") { all in channels.allSatisfy { all.contains("message \($0) after") } }
