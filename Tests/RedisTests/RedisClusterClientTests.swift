@@ -326,6 +326,22 @@ struct RedisClusterClientTests {
         #expect(try master(of: channel, in: client) == target)
         #expect(try onLoop { done in box.client.spublish(channel, Array("there".utf8)) { done($0) } } == RedisReply.integer(1))
         try events.wait("message") { $0.contains("message \(channel) there") }
+
+        // A slot moved behind the client's back: its SSUBSCRIBE goes to the old owner, which
+        // answers MOVED, and the channel is subscribed where the slot went (nothing was lost).
+        let late = "late-channel"
+        let lateSource = try master(of: late, in: client)
+        guard let lateTarget = try cluster.masterPorts().first(where: { $0 != lateSource }) else {
+            throw TestTimeout(description: "masters")
+        }
+        try moveSlot(RedisClusterSlot.slot(forChannel: late), from: lateSource, to: lateTarget, cluster: cluster)
+        #expect(try master(of: late, in: client) == lateSource, "the client's map is behind")
+        loop.execute { box.client.ssubscribe([late]) }
+        try events.wait("subscribed where the slot went") { $0.contains("subscribed \(late)") }
+        #expect(try master(of: late, in: client) == lateTarget)
+        #expect(!events.all.contains("lost \(late)"))
+        #expect(try onLoop { done in box.client.spublish(late, Array("here".utf8)) { done($0) } } == RedisReply.integer(1))
+        try events.wait("message") { $0.contains("message \(late) here") }
     }
 
     @Test func aKilledMasterIsReportedAndItsReplicaTakesOver() throws {
