@@ -105,6 +105,10 @@ public final class RedisClusterClient: @unchecked Sendable {
     private var closed = false
     private var onReady: ((String?) -> Void)?
 
+    /// `settings.minimumBackoff`, at least 1 ms: a zero would let failures ask for the map
+    /// in a tight loop.
+    private var minimumBackoff: Duration { max(settings.minimumBackoff, .milliseconds(1)) }
+
     /// At most this many commands wait for a slot map; more get `.disconnected` at once.
     public static let maxUnplaced = 65_536
 
@@ -114,9 +118,10 @@ public final class RedisClusterClient: @unchecked Sendable {
     public init(settings: RedisClusterSettings, loop: EventLoop, ready: @escaping (String?) -> Void) {
         self.settings = settings
         self.loop = loop
-        backoff = settings.minimumBackoff
+        backoff = max(settings.minimumBackoff, .milliseconds(1))
         onReady = ready
-        refresh()
+        // On the loop's next turn, so that `ready` never runs before this returns.
+        loop.queue.async { [weak self] in self?.refresh() }
     }
 
     // MARK: commands
@@ -255,7 +260,7 @@ public final class RedisClusterClient: @unchecked Sendable {
             return
         }
         link.ready = true
-        backoff = settings.minimumBackoff
+        backoff = minimumBackoff
         let waiting = link.waiting
         link.waiting = []
         for request in waiting { transmit(request, on: connection, address: address) }
@@ -395,7 +400,7 @@ public final class RedisClusterClient: @unchecked Sendable {
             return
         }
         subscriber.ready = true
-        backoff = settings.minimumBackoff
+        backoff = minimumBackoff
         let unsent = subscriber.unsent
         subscriber.unsent = []
         transmitSubscribe(unsent, on: subscriber, address: address)
@@ -460,13 +465,13 @@ public final class RedisClusterClient: @unchecked Sendable {
     private func nodeFailed() {
         guard !closed else { return }
         requestRefresh(after: backoff)
-        backoff = min(backoff * 2, settings.maximumBackoff)
+        backoff = backoff >= settings.maximumBackoff / 2 ? settings.maximumBackoff : max(backoff * 2, minimumBackoff)
     }
 
     private func requestRefresh(after delay: Duration) {
         guard !closed, !refreshing, !refreshScheduled else { return }
         let now = DispatchTime.now().uptimeNanoseconds
-        let earliest = lastRefreshStarted == 0 ? now : lastRefreshStarted + settings.minimumBackoff.nanoseconds
+        let earliest = lastRefreshStarted == 0 ? now : lastRefreshStarted + minimumBackoff.nanoseconds
         let due = max(now + delay.nanoseconds, earliest)
         guard due > now else {
             refresh()
