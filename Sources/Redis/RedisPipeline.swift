@@ -5,7 +5,9 @@
 /// Sharded pub/sub (Redis 7, a cluster's SSUBSCRIBE) works alike: `smessage` is a pushed
 /// message, `ssubscribe`/`sunsubscribe` confirm their own commands, and an `sunsubscribe`
 /// no command asked for (Redis sends one when the channel's slot moved to another node)
-/// goes to the subscription too.
+/// goes to the subscription too. Such a push cannot be told from a confirmation by its
+/// text: one that comes while an SUNSUBSCRIBE of ours waits is counted for it, which only
+/// ends that command's deadline one confirmation early.
 ///
 /// Every command gets a deadline when it is sent. As replies come in order, an unanswered
 /// command holds up every later one: once the oldest is overdue the connection is judged
