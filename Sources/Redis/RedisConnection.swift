@@ -115,38 +115,47 @@ public final class RedisConnection: @unchecked Sendable {
         send(arguments.map { Array($0.utf8) }, reply: reply)
     }
 
-    /// SUBSCRIBE `channels`: `message` gets the subscription's replies (the confirmations
-    /// and `["message", channel, payload]` arrays), then `.disconnected` once, when the
-    /// connection goes away. A subscribed connection takes no other commands.
-    public func subscribe(_ channels: [String], message: @escaping (RedisReply) -> Void) {
+    /// SUBSCRIBE `channels` (`sharded`: SSUBSCRIBE, whose channels must all hash to one
+    /// slot): `message` gets the subscription's replies (the confirmations and `["message",
+    /// channel, payload]` or `["smessage", channel, payload]` arrays, an error when Redis
+    /// refused a whole command), then `.disconnected` once, when the connection goes away.
+    /// A subscribed connection takes no other commands.
+    public func subscribe(_ channels: [String], sharded: Bool = false, message: @escaping (RedisReply) -> Void) {
         guard state == .ready, subscription == nil else {
             message(.disconnected)
             return
         }
         subscription = message
-        let now = DispatchTime.now().uptimeNanoseconds
-        pipeline.sentSubscribe(channels: channels.count, deadline: now + settings.commandTimeout.nanoseconds)
-        transmit([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }, now: now)
+        transmitSubscription(channels, unsubscribe: false, sharded: sharded)
     }
 
-    /// SUBSCRIBE to more `channels` on a connection already subscribed (`subscribe`): their
-    /// confirmations and messages go to the same handler. Nothing happens when the
-    /// connection is gone (its handler got `.disconnected`) or was never subscribed.
-    public func subscribe(more channels: [String]) {
+    /// SUBSCRIBE (`sharded`: SSUBSCRIBE, one slot per call) to more `channels` on a
+    /// connection already subscribed (`subscribe`): their confirmations and messages go to
+    /// the same handler. Nothing happens when the connection is gone (its handler got
+    /// `.disconnected`) or was never subscribed.
+    public func subscribe(more channels: [String], sharded: Bool = false) {
         guard state == .ready, subscription != nil, !channels.isEmpty else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        pipeline.sentSubscribe(channels: channels.count, deadline: now + settings.commandTimeout.nanoseconds)
-        transmit([Array("SUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }, now: now)
+        transmitSubscription(channels, unsubscribe: false, sharded: sharded)
     }
 
-    /// UNSUBSCRIBE from `channels` (never all at once: an empty list does nothing); their
-    /// confirmations go to the subscription's handler. Messages Redis sent before it took
-    /// the command still arrive.
-    public func unsubscribe(_ channels: [String]) {
+    /// UNSUBSCRIBE (`sharded`: SUNSUBSCRIBE, one slot per call) from `channels` (never all
+    /// at once: an empty list does nothing); their confirmations go to the subscription's
+    /// handler. Messages Redis sent before it took the command still arrive.
+    public func unsubscribe(_ channels: [String], sharded: Bool = false) {
         guard state == .ready, subscription != nil, !channels.isEmpty else { return }
+        transmitSubscription(channels, unsubscribe: true, sharded: sharded)
+    }
+
+    private func transmitSubscription(_ channels: [String], unsubscribe: Bool, sharded: Bool) {
         let now = DispatchTime.now().uptimeNanoseconds
-        pipeline.sentUnsubscribe(channels: channels.count, deadline: now + settings.commandTimeout.nanoseconds)
-        transmit([Array("UNSUBSCRIBE".utf8)] + channels.map { Array($0.utf8) }, now: now)
+        let deadline = now + settings.commandTimeout.nanoseconds
+        if unsubscribe {
+            pipeline.sentUnsubscribe(channels: channels.count, sharded: sharded, deadline: deadline)
+        } else {
+            pipeline.sentSubscribe(channels: channels.count, sharded: sharded, deadline: deadline)
+        }
+        let command = (sharded ? "S" : "") + (unsubscribe ? "UNSUBSCRIBE" : "SUBSCRIBE")
+        transmit([Array(command.utf8)] + channels.map { Array($0.utf8) }, now: now)
     }
 
     /// Closes after the replies already asked for have come; `closed` gets nil.

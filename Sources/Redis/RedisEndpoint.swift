@@ -120,7 +120,54 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
                              database: database)
     }
 
-    private static func isIPAddress(_ host: String) -> Bool {
+    /// The seed nodes of a Redis Cluster, comma separated: `redis://[cred@]h1:p1,h2:p2,...`.
+    /// The first element is a full URL; each later one is either a full URL too or just
+    /// `host[:port]` (`[v6]:port`), which takes the first one's scheme and credentials.
+    /// Every node of a cluster is reached alike, so all must agree on TLS, and none may
+    /// name a database (a cluster has only database 0). A comma in a password is written
+    /// `%2C`. Duplicates are dropped; the order is kept (the client asks seeds in it).
+    public static func parseList(_ list: String) throws(ParseError) -> [RedisEndpoint] {
+        let elements = list.split(separator: ",", omittingEmptySubsequences: false)
+            .map(trimmingSpaces)
+        guard let first = elements.first, !first.isEmpty else { throw ParseError(description: "lists no node") }
+        var endpoints: [RedisEndpoint] = []
+        for (number, element) in elements.enumerated() {
+            guard !element.isEmpty else { throw ParseError(description: "node \(number + 1) of the list is empty") }
+            var endpoint: RedisEndpoint
+            if element.hasPrefix("redis://") || element.hasPrefix("rediss://") {
+                endpoint = try parse(element)
+            } else if let template = endpoints.first {
+                guard !element.contains("@"), !element.contains("/") else {
+                    throw ParseError(description: "node \(number + 1) of the list: a bare host:port takes no credentials or path")
+                }
+                endpoint = try parse((template.usesTLS ? "rediss://" : "redis://") + element)
+                endpoint.username = template.username
+                endpoint.password = template.password
+            } else {
+                throw ParseError(description: "must start with redis:// or rediss://")
+            }
+            guard endpoint.database == 0 else {
+                throw ParseError(description: "node \(number + 1) names a database (a cluster has only database 0)")
+            }
+            if let template = endpoints.first, endpoint.usesTLS != template.usesTLS {
+                throw ParseError(description: "node \(number + 1) differs from the first in TLS")
+            }
+            if !endpoints.contains(where: { $0.host == endpoint.host && $0.port == endpoint.port }) {
+                endpoints.append(endpoint)
+            }
+        }
+        return endpoints
+    }
+
+    private static func trimmingSpaces(_ text: Substring) -> String {
+        var text = text
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
+        return String(text)
+    }
+
+    /// An IPv4 or IPv6 address in text form (no name: nothing here resolves one).
+    static func isIPAddress(_ host: String) -> Bool {
         var v4 = in_addr()
         var v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1

@@ -2,6 +2,12 @@
 /// answers a connection's commands in the order they came, so each reply belongs to the
 /// oldest waiting command, except on a subscribed connection, where pushed messages and
 /// subscription confirmations arrive between the replies and go to the subscription.
+/// Sharded pub/sub (Redis 7, a cluster's SSUBSCRIBE) works alike: `smessage` is a pushed
+/// message, `ssubscribe`/`sunsubscribe` confirm their own commands, and an `sunsubscribe`
+/// no command asked for (Redis sends one when the channel's slot moved to another node)
+/// goes to the subscription too. Such a push cannot be told from a confirmation by its
+/// text: one that comes while an SUNSUBSCRIBE of ours waits is counted for it, which only
+/// ends that command's deadline one confirmation early.
 ///
 /// Every command gets a deadline when it is sent. As replies come in order, an unanswered
 /// command holds up every later one: once the oldest is overdue the connection is judged
@@ -22,7 +28,8 @@ public struct RedisPipeline<Waiter> {
         /// SUBSCRIBE or UNSUBSCRIBE: confirmations still to come (one per channel); 0 for
         /// other commands.
         var confirmations: Int
-        /// The confirmations' kind: `subscribe` or `unsubscribe` (nil for other commands).
+        /// The confirmations' kind: `subscribe`, `unsubscribe`, `ssubscribe` or
+        /// `sunsubscribe` (nil for other commands).
         var confirmationKind: String? = nil
     }
 
@@ -49,29 +56,31 @@ public struct RedisPipeline<Waiter> {
         pending.append(Pending(waiter: waiter, deadline: deadline, confirmations: 0))
     }
 
-    /// SUBSCRIBE to `channels` was sent: one confirmation per channel is due by `deadline`;
-    /// from then on pushed messages are expected.
-    public mutating func sentSubscribe(channels: Int, deadline: UInt64) {
+    /// SUBSCRIBE (`sharded`: SSUBSCRIBE) to `channels` was sent: one confirmation per
+    /// channel is due by `deadline`; from then on pushed messages are expected.
+    public mutating func sentSubscribe(channels: Int, sharded: Bool = false, deadline: UInt64) {
         isSubscribed = true
-        pending.append(Pending(waiter: nil, deadline: deadline, confirmations: max(channels, 1), confirmationKind: "subscribe"))
+        pending.append(Pending(waiter: nil, deadline: deadline, confirmations: max(channels, 1),
+                               confirmationKind: sharded ? "ssubscribe" : "subscribe"))
     }
 
-    /// UNSUBSCRIBE from `channels` (at least one) was sent: one confirmation per channel is
-    /// due by `deadline` (Redis confirms a channel that was not subscribed too). The
-    /// connection stays in subscribed mode, even once it has no channel left.
-    public mutating func sentUnsubscribe(channels: Int, deadline: UInt64) {
+    /// UNSUBSCRIBE (`sharded`: SUNSUBSCRIBE) from `channels` (at least one) was sent: one
+    /// confirmation per channel is due by `deadline` (Redis confirms a channel that was not
+    /// subscribed too). The connection stays in subscribed mode, even once it has no
+    /// channel left.
+    public mutating func sentUnsubscribe(channels: Int, sharded: Bool = false, deadline: UInt64) {
         pending.append(Pending(waiter: nil, deadline: deadline, confirmations: max(channels, 1),
-                               confirmationKind: "unsubscribe"))
+                               confirmationKind: sharded ? "sunsubscribe" : "unsubscribe"))
     }
 
     /// Where `reply` goes.
     public mutating func route(_ reply: RedisReply) -> Route {
         if isSubscribed, case .array(let parts) = reply, let kind = parts.first?.text?.lowercased() {
             switch kind {
-            case "message", "pmessage":
+            case "message", "pmessage", "smessage":
                 return .subscription
-            case "subscribe", "psubscribe", "unsubscribe", "punsubscribe":
-                let confirms = kind.hasSuffix("unsubscribe") ? "unsubscribe" : "subscribe"
+            case "subscribe", "psubscribe", "unsubscribe", "punsubscribe", "ssubscribe", "sunsubscribe":
+                let confirms = kind.hasPrefix("s") ? kind : kind.hasSuffix("unsubscribe") ? "unsubscribe" : "subscribe"
                 if !isEmpty && pending[head].confirmations > 0 && pending[head].confirmationKind == confirms {
                     pending[head].confirmations -= 1
                     if pending[head].confirmations == 0 { _ = popHead() }

@@ -37,3 +37,34 @@ import Testing
         }
     }
 }
+
+/// The seed list of a Redis Cluster (`RedisEndpoint.parseList`).
+@Suite struct RedisEndpointListTests {
+    @Test func fullURLsAndBareAddresses() throws {
+        #expect(try RedisEndpoint.parseList("redis://127.0.0.1:7000,redis://127.0.0.1:7001")
+                == [RedisEndpoint(host: "127.0.0.1", port: 7000), RedisEndpoint(host: "127.0.0.1", port: 7001)])
+        #expect(try RedisEndpoint.parseList("rediss://chat:p%2Cw@10.0.0.1:7000, 10.0.0.2:7001 ,[::1],10.0.0.1:7000")
+                == [RedisEndpoint(host: "10.0.0.1", port: 7000, usesTLS: true, username: "chat", password: "p,w"),
+                    RedisEndpoint(host: "10.0.0.2", port: 7001, usesTLS: true, username: "chat", password: "p,w"),
+                    RedisEndpoint(host: "::1", port: 6379, usesTLS: true, username: "chat", password: "p,w")])
+        #expect(try RedisEndpoint.parseList("redis://127.0.0.1") == [RedisEndpoint(host: "127.0.0.1")])
+    }
+
+    @Test(arguments: [
+        "", ",", "127.0.0.1:7000", "redis://127.0.0.1:7000,", "redis://127.0.0.1:7000,,127.0.0.1:7001",
+        "redis://127.0.0.1:7000/1", "redis://127.0.0.1:7000,rediss://127.0.0.1:7001", "redis://127.0.0.1,localhost:7001",
+        "redis://127.0.0.1,u:p@127.0.0.1:7001", "redis://127.0.0.1,127.0.0.1:7001/2", "redis://127.0.0.1,127.0.0.1:0",
+    ])
+    func badListsAreRefused(_ list: String) {
+        #expect(throws: RedisEndpoint.ParseError.self) { _ = try RedisEndpoint.parseList(list) }
+    }
+
+    @Test func thePasswordStaysOutOfErrors() {
+        do {
+            _ = try RedisEndpoint.parseList("redis://:hunter2secret@127.0.0.1:7000,hunter2secret")
+            Issue.record("parsed")
+        } catch {
+            #expect(!"\(error)".contains("hunter2secret"))
+        }
+    }
+}

@@ -76,4 +76,50 @@ import Testing
         #expect(pipeline.removeAll() == Array(2_000..<3_000))
         #expect(pipeline.isEmpty)
     }
+
+    private func push(_ kind: String, _ channel: String, _ last: RedisReply) -> RedisReply {
+        .array([.string(Array(kind.utf8)), .string(Array(channel.utf8)), last])
+    }
+
+    @Test func shardedMessagesAndConfirmationsGoToTheSubscription() {
+        var pipeline = RedisPipeline<String>()
+        pipeline.sentSubscribe(channels: 2, sharded: true, deadline: 10)
+        // A plain subscribe confirmation does not count for an SSUBSCRIBE.
+        _ = pipeline.route(push("subscribe", "x", .integer(1)))
+        #expect(pipeline.count == 1)
+        guard case .subscription = pipeline.route(push("ssubscribe", "{a}1", .integer(1))) else { Issue.record("1"); return }
+        guard case .subscription = pipeline.route(push("smessage", "{a}1", .string(Array("early".utf8)))) else {
+            Issue.record("smessage"); return
+        }
+        #expect(pipeline.count == 1, "a message confirms nothing")
+        _ = pipeline.route(push("ssubscribe", "{a}2", .integer(2)))
+        #expect(pipeline.isEmpty && pipeline.isSubscribed)
+        pipeline.sentUnsubscribe(channels: 1, sharded: true, deadline: 20)
+        _ = pipeline.route(push("unsubscribe", "{a}1", .integer(1)))
+        #expect(pipeline.count == 1, "a plain unsubscribe does not count for an SUNSUBSCRIBE")
+        guard case .subscription = pipeline.route(push("sunsubscribe", "{a}1", .integer(1))) else { Issue.record("2"); return }
+        #expect(pipeline.isEmpty)
+    }
+
+    @Test func anUnaskedSunsubscribeGoesToTheSubscription() {
+        var pipeline = RedisPipeline<String>()
+        pipeline.sentSubscribe(channels: 1, sharded: true, deadline: 10)
+        _ = pipeline.route(push("ssubscribe", "c", .integer(1)))
+        pipeline.sent("keepalive", deadline: 30)
+        // Redis drops a channel whose slot moved away, with no command asking.
+        guard case .subscription = pipeline.route(push("sunsubscribe", "c", .integer(0))) else { Issue.record("push"); return }
+        #expect(pipeline.count == 1, "the PING still waits")
+        let pong = RedisReply.array([.string(Array("pong".utf8)), .string([])])
+        guard case .answer("keepalive"?) = pipeline.route(pong) else { Issue.record("pong"); return }
+    }
+
+    @Test func aMovedSSubscribeEndsItsEntry() {
+        var pipeline = RedisPipeline<String>()
+        pipeline.sentSubscribe(channels: 1, sharded: true, deadline: 10)
+        pipeline.sentSubscribe(channels: 1, sharded: true, deadline: 20)
+        guard case .subscription = pipeline.route(.error("MOVED 866 127.0.0.1:7001")) else { Issue.record("moved"); return }
+        #expect(pipeline.nextDeadline == 20)
+        _ = pipeline.route(push("ssubscribe", "b", .integer(1)))
+        #expect(pipeline.isEmpty)
+    }
 }

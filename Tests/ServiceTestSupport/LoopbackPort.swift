@@ -18,6 +18,11 @@ public enum LoopbackPort {
         return bound(0) ?? 0
     }
 
+    /// Whether `port` could be bound on 127.0.0.1 a moment ago.
+    public static func isFree(_ port: Int) -> Bool {
+        (1...65535).contains(port) && bound(port) != nil
+    }
+
     /// A socket connected to 127.0.0.1:`port` (reads time out after `receiveTimeoutSeconds`),
     /// or nil when nothing accepts there. The caller closes it.
     public static func connect(_ port: Int, receiveTimeoutSeconds: Int = 1) -> Int32? {

@@ -1,0 +1,52 @@
+import EventLoop
+
+/// How a `RedisClusterClient` reaches a Redis Cluster: the seed nodes it first asks for
+/// the slot map, and the settings every connection to a node shares (each node gets the
+/// first seed's scheme and credentials: one cluster, one ACL, one TLS setup).
+public struct RedisClusterSettings: Sendable {
+    /// Asked for `CLUSTER SLOTS` in order until one answers (`RedisEndpoint.parseList`).
+    public var seeds: [RedisEndpoint]
+    /// For `rediss://` seeds: verifies every node (its certificate must name the node's IP).
+    public var tls: TLSContext?
+    public var connectTimeout: Duration
+    public var commandTimeout: Duration
+    public var keepaliveInterval: Duration
+    public var clientName: String?
+    public var readerLimits: RESPReader.Limits
+    /// MOVED and ASK redirects one command follows, and failed attempts to reach its node,
+    /// before its caller gets the last reply (or `.disconnected`): a cluster that keeps
+    /// sending a command around never holds it forever.
+    public var maxRedirects: Int
+    /// The wait before asking for the slot map again after a node was lost or could not be
+    /// reached: doubling from `minimumBackoff` to `maximumBackoff`, back to the minimum once
+    /// a node connects. Two reads of the map are never closer than `minimumBackoff`.
+    public var minimumBackoff: Duration
+    public var maximumBackoff: Duration
+
+    public init(seeds: [RedisEndpoint], tls: TLSContext? = nil, connectTimeout: Duration = .seconds(2),
+                commandTimeout: Duration = .seconds(2), keepaliveInterval: Duration = .seconds(1),
+                clientName: String? = nil, readerLimits: RESPReader.Limits = RESPReader.Limits(),
+                maxRedirects: Int = 5, minimumBackoff: Duration = .milliseconds(100),
+                maximumBackoff: Duration = .seconds(2)) {
+        self.seeds = seeds
+        self.tls = tls
+        self.connectTimeout = connectTimeout
+        self.commandTimeout = commandTimeout
+        self.keepaliveInterval = keepaliveInterval
+        self.clientName = clientName
+        self.readerLimits = readerLimits
+        self.maxRedirects = maxRedirects
+        self.minimumBackoff = minimumBackoff
+        self.maximumBackoff = maximumBackoff
+    }
+
+    /// The settings of a connection to the node at `address`.
+    func connection(to address: RedisClusterAddress) -> RedisConnectionSettings {
+        let template = seeds.first
+        let endpoint = RedisEndpoint(host: address.host, port: address.port, usesTLS: template?.usesTLS ?? false,
+                                     username: template?.username, password: template?.password)
+        return RedisConnectionSettings(endpoint: endpoint, tls: tls, connectTimeout: connectTimeout,
+                                       commandTimeout: commandTimeout, keepaliveInterval: keepaliveInterval,
+                                       clientName: clientName, readerLimits: readerLimits)
+    }
+}
