@@ -377,8 +377,12 @@ struct RedisClusterClientTests {
             victimChannels.allSatisfy { channel in all[lostAt...].contains("subscribed \(channel)") }
         }
         for channel in channels {
+            // Answered by the slot's master now. Redis Cluster does not promise the write
+            // survives a failover even after WAIT (its cluster spec: "not strongly
+            // consistent"); a loaded machine lost it once in eight runs, so either answer is
+            // Redis's, and what is checked is that the command reached a master.
             let value = try send(client, ["GET", channel], key: channel)
-            #expect(value == .string(Array("before".utf8)), "\(channel): \(value)")
+            #expect(value == .string(Array("before".utf8)) || value == .null, "\(channel): \(value)")
             #expect(try onLoop { done in box.client.spublish(channel, Array("after".utf8)) { done($0) } } == RedisReply.integer(1))
         }
         try events.wait("every channel hears") { all in channels.allSatisfy { all.contains("message \($0) after") } }
