@@ -182,12 +182,7 @@ enum PostgresReads {
                 .decode((String, String).self) {
                 snapshot.blocks.append((blocker: blocker, blocked: blocked))
             }
-            let streams = try await Self.streams(connection, of: nil, logger: logger)
-            snapshot.lastMessages = streams.lastMessages
-            snapshot.lastVisibleMessages = streams.lastVisible
-            snapshot.readMarks = streams.readMarks
-            snapshot.messagesAfterMarks = streams.messagesAfterMarks
-            snapshot.channelVersions = streams.versions
+            snapshot.take(try await Self.streams(connection, of: nil, logger: logger))
             return snapshot
         }
     }

@@ -247,12 +247,7 @@ enum ReadQueries {
         snapshot.blocks = try rows(on: connection, "SELECT blocker, blocked FROM blocks ORDER BY created_at, blocker, blocked") {
             row throws(StoreError) in (blocker: row.text(0), blocked: row.text(1))
         }
-        let streams = try Self.streams(on: connection, of: nil)
-        snapshot.lastMessages = streams.lastMessages
-        snapshot.lastVisibleMessages = streams.lastVisible
-        snapshot.readMarks = streams.readMarks
-        snapshot.messagesAfterMarks = streams.messagesAfterMarks
-        snapshot.channelVersions = streams.versions
+        snapshot.take(try Self.streams(on: connection, of: nil))
         return snapshot
     }
 

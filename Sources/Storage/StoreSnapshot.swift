@@ -28,4 +28,14 @@ public struct StoreSnapshot: Sendable {
     public static let unreadWindow: Int64 = 10_000
 
     public init() {}
+
+    /// Takes the stream parts of every channel (`ChannelStreams`, read by the same queries a
+    /// cluster node runs for the channels it starts following).
+    public mutating func take(_ streams: ChannelStreams) {
+        lastMessages = streams.lastMessages
+        lastVisibleMessages = streams.lastVisible
+        readMarks = streams.readMarks
+        messagesAfterMarks = streams.messagesAfterMarks
+        channelVersions = streams.versions
+    }
 }
