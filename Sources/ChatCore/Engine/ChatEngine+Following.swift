@@ -212,6 +212,8 @@ extension ChatEngine {
                 messageStates.dropChannel(channel)
                 deferredStreams[channel] = nil
                 catchUpFrom[channel] = nil
+                // Messages held for a gap in its seqs: the next follow reads the channel anew.
+                heldMessages.drop(channel, upTo: .max)
             }
             effects.append(.unfollowChannels(stopped))
         }
