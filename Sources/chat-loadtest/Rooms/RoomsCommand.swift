@@ -23,6 +23,13 @@ struct RoomsCommand: ParsableCommand {
     @Option(name: .customLong("channel-members"), help: "Members of each channel, one connection each.")
     var channelMembers = 5
 
+    @Option(help: """
+        With several --url: which node each member connects to. member: round-robin by member (every channel on \
+        every node); channel: each channel's members on one node; pair: each channel's members on two neighbouring \
+        nodes.
+        """)
+    var placement = MemberPlacement.roundRobin
+
     private var members: Int { channels * channelMembers }
 
     func validate() throws {
@@ -45,7 +52,7 @@ struct RoomsCommand: ParsableCommand {
         let (room, provisionSeconds) = try setup.provision(provisioner, settle: traffic.settle)
         let settings = RunSettings(traffic: traffic, scenario: "rooms", members: members, channels: channels,
                                    publishers: members, blockEach: 0, loops: gateway.loops)
-        let outcome = RoomRun(settings: settings, plan: setup.plan(for: room, settings), tokens: room.tokens, group: setup.group).run()
+        let outcome = RoomRun(settings: settings, plan: setup.plan(for: room, settings, placement: placement), tokens: room.tokens, group: setup.group).run()
         let report = RunReport(settings: settings, provisionSeconds: provisionSeconds, outcome: outcome)
         try report.publish(json: gateway.json, htmlPath: traffic.report)
     }

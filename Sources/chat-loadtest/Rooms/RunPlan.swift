@@ -16,10 +16,14 @@ struct RunPlan: Sendable {
     var textSize: Int
     /// Offer permessage-deflate in every upgrade.
     var deflate = false
+    /// Which node each member connects to.
+    var placement = MemberPlacement.roundRobin
 
     func channelID(of member: Int) -> String { channelIDs[member / groupSize] }
 
-    func address(of member: Int) -> GatewayAddress { addresses[member % addresses.count] }
+    func address(of member: Int) -> GatewayAddress {
+        addresses[placement.node(of: member, groupSize: groupSize, nodes: addresses.count)]
+    }
 
     /// Senders a member can hear from: the publishers of its own channel.
     var sendersPerChannel: Int { min(publishers, groupSize) }

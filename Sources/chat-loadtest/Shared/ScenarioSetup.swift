@@ -56,8 +56,10 @@ struct ScenarioSetup {
         return RoomRun(settings: settings, plan: plan, tokens: tokens, group: group).runIdle(hold: hold, atEnd: atEnd)
     }
 
-    func plan(for room: RoomProvisioner.Room, _ settings: RunSettings) -> RunPlan {
+    func plan(for room: RoomProvisioner.Room, _ settings: RunSettings,
+              placement: MemberPlacement = .roundRobin) -> RunPlan {
         RunPlan(addresses: addresses, tls: tls, channelIDs: room.channelIDs, groupSize: settings.members / settings.channels,
-                members: settings.members, publishers: settings.publishers, textSize: settings.textSize, deflate: deflate)
+                members: settings.members, publishers: settings.publishers, textSize: settings.textSize, deflate: deflate,
+                placement: placement)
     }
 }
