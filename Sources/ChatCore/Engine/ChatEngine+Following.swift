@@ -35,22 +35,21 @@ extension ChatEngine {
     /// A session opened here for `user`: its channels are followed. True when the session
     /// waits for some of them to be read before it opens.
     mutating func followChannels(ofNewSession session: SessionID, user: UserID, into effects: inout [EngineEffect]) -> Bool {
-        guard var interest else { return false }
+        // Mutated in place (`interest?.`): a copy would cost every followed channel per session.
+        guard interest != nil else { return false }
         let channels = directory.channelIDs(of: user)
-        let started = interest.add(1, to: channels)
-        self.interest = interest
+        let started = interest?.add(1, to: channels) ?? []
         if !started.isEmpty { effects.append(.followChannels(started.sorted())) }
-        guard channels.contains(where: { interest.state(of: $0) == .loading }) else { return false }
+        guard channels.contains(where: { interest?.state(of: $0) == .loading }) else { return false }
         sessionsAwaitingStreams.append(session)
         return true
     }
 
     /// A session of `user` closed here: its channels lose one local session.
     mutating func unfollowChannels(ofClosedSession session: SessionID, user: UserID, now: Milliseconds) -> [EngineEffect] {
-        guard var interest else { return [] }
+        guard interest != nil else { return [] }
         sessionsAwaitingStreams.removeAll { $0 == session }
-        let due = interest.remove(1, from: directory.channelIDs(of: user), now: now)
-        self.interest = interest
+        let due = interest?.remove(1, from: directory.channelIDs(of: user), now: now)
         return due.map { [.checkFollowingLater(afterMilliseconds: max($0 - now, 0))] } ?? []
     }
 
@@ -61,19 +60,18 @@ extension ChatEngine {
     /// them live.
     mutating func followMembers(added: [UserID], removed: [UserID], of channel: ChannelID, lastSeq: Int64?,
                                 now: Milliseconds) -> [EngineEffect] {
-        guard var interest else { return [] }
+        guard interest != nil else { return [] }
         var effects: [EngineEffect] = []
         let joining = added.reduce(0) { $0 + sessions.count(of: $1) }
-        let started = interest.add(joining, to: [channel])
+        let started = interest?.add(joining, to: [channel]) ?? []
         if !started.isEmpty { effects.append(.followChannels(started)) }
-        if joining > 0, let lastSeq, interest.state(of: channel) == .loading {
+        if joining > 0, let lastSeq, interest?.state(of: channel) == .loading {
             catchUpFrom[channel] = min(catchUpFrom[channel] ?? lastSeq, lastSeq)
         }
         let leaving = removed.reduce(0) { $0 + sessions.count(of: $1) }
-        if let due = interest.remove(leaving, from: [channel], now: now) {
+        if let due = interest?.remove(leaving, from: [channel], now: now) {
             effects.append(.checkFollowingLater(afterMilliseconds: max(due - now, 0)))
         }
-        self.interest = interest
         return effects
     }
 
@@ -90,8 +88,8 @@ extension ChatEngine {
     /// meanwhile is applied in order, and the sessions that waited for them open.
     public mutating func streamsLoaded(_ channels: [ChannelID], _ streams: ChannelStreams?,
                                        monotonicNow: Milliseconds) -> [EngineEffect] {
-        guard let interest else { return [] }
-        let read = channels.filter { interest.state(of: $0) == .loading }
+        guard interest != nil else { return [] }
+        let read = channels.filter { interest?.state(of: $0) == .loading }
         var effects: [EngineEffect] = []
         if let streams {
             let installed = Set(read)
@@ -125,12 +123,14 @@ extension ChatEngine {
 
     /// Channels now read and caught up: current, their waiting events applied in order, and
     /// the sessions that waited for them opened.
-    private mutating func settle(_ channels: [ChannelID], monotonicNow: Milliseconds) -> [EngineEffect] {
-        guard var interest else { return [] }
-        let settled = interest.loaded(channels)
-        self.interest = interest
+    private mutating func settle(_ channels: [ChannelID], caughtUpThrough: Int64? = nil,
+                                 monotonicNow: Milliseconds) -> [EngineEffect] {
+        guard interest != nil else { return [] }
+        let settled = interest?.loaded(channels) ?? []
         var effects: [EngineEffect] = []
-        for channel in settled { effects += replayDeferred(channel, monotonicNow: monotonicNow) }
+        for channel in settled {
+            effects += replayDeferred(channel, caughtUpThrough: caughtUpThrough, monotonicNow: monotonicNow)
+        }
         effects += openSessionsWithCurrentStreams()
         return effects
     }
@@ -158,16 +158,28 @@ extension ChatEngine {
         if let last = batch?.last?.seq, last < read.throughSeq, last > read.afterSeq {
             return effects + readCatchUp(CatchUpRead(channel: read.channel, afterSeq: last, throughSeq: read.throughSeq))
         }
-        return effects + settle([read.channel], monotonicNow: monotonicNow)
+        return effects + settle([read.channel], caughtUpThrough: read.throughSeq, monotonicNow: monotonicNow)
     }
 
-    private mutating func replayDeferred(_ channelID: ChannelID, monotonicNow: Milliseconds) -> [EngineEffect] {
+    /// Applies what `channelID`'s stream carried while it was read. A message the read already
+    /// holds was still told to nobody here: it goes out without being recorded again, unless
+    /// a catch-up read through `caughtUpThrough` told it already.
+    private mutating func replayDeferred(_ channelID: ChannelID, caughtUpThrough: Int64? = nil,
+                                         monotonicNow: Milliseconds) -> [EngineEffect] {
         guard let writes = deferredStreams.removeValue(forKey: channelID) else { return [] }
         var effects: [EngineEffect] = []
         for write in writes {
             switch write {
             case .message(let stored, let json, let excluding):
                 guard let channel = directory.channels[channelID] else { continue }
+                if stored.seq <= directory.newestMessage(of: channelID)?.seq ?? 0 {
+                    if stored.seq > caughtUpThrough ?? 0 {
+                        effects += announceNew(stored, json: json, in: channel,
+                                               relations: senderRelations(stored.senderID, in: channel),
+                                               excluding: excluding, monotonicNow: monotonicNow)
+                    }
+                    continue
+                }
                 effects += recordInOrder(stored, json: json, in: channel, excluding: excluding, monotonicNow: monotonicNow)
             case .change(let entry):
                 effects += logChange(entry)
@@ -184,12 +196,12 @@ extension ChatEngine {
     /// The sessions that waited for their channels to be read, in the order they came, once
     /// none of their user's channels is still being read.
     private mutating func openSessionsWithCurrentStreams() -> [EngineEffect] {
-        guard let interest, !sessionsAwaitingStreams.isEmpty else { return [] }
+        guard interest != nil, !sessionsAwaitingStreams.isEmpty else { return [] }
         var effects: [EngineEffect] = []
         var waiting: [SessionID] = []
         for session in sessionsAwaitingStreams {
             guard let user = sessions.user(of: session) else { continue }
-            if directory.channelIDs(of: user).contains(where: { interest.state(of: $0) == .loading }) {
+            if directory.channelIDs(of: user).contains(where: { interest?.state(of: $0) == .loading }) {
                 waiting.append(session)
             } else {
                 effects.append(.sessionOpened(session, seed(for: user)))
@@ -202,9 +214,7 @@ extension ChatEngine {
     /// The grace of channels without local member sessions may have ended: those are no
     /// longer followed, and what this node knew of them is dropped.
     public mutating func followingDue(now: Milliseconds) -> [EngineEffect] {
-        guard var interest else { return [] }
-        let (stopped, next) = interest.expire(now: now)
-        self.interest = interest
+        guard let (stopped, next) = interest?.expire(now: now) else { return [] }
         var effects: [EngineEffect] = []
         if !stopped.isEmpty {
             directory.forgetStreams(of: stopped)
@@ -224,9 +234,7 @@ extension ChatEngine {
     /// The bus was lost and is back: every followed channel may have missed events, so each
     /// is read again (its events wait meanwhile).
     public mutating func followedStreamsMayBeStale() -> [EngineEffect] {
-        guard var interest else { return [] }
-        let channels = interest.reloadAll()
-        self.interest = interest
+        let channels = interest?.reloadAll() ?? []
         return channels.isEmpty ? [] : [.followChannels(channels)]
     }
 

@@ -392,8 +392,12 @@ final class ClusterBus: @unchecked Sendable {
             } else {
                 received(event)
             }
+        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe"
+            && parts[1].text?.hasPrefix(Self.streamPrefix) == true:
+            // A channel's stream joined a subscription already up: not a resumption (events
+            // this node may have missed are noted for the next one).
+            if let topic = parts[1].text { topicConfirmed(topic) }
         case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe":
-            if let topic = parts[1].text, topic.hasPrefix(Self.streamPrefix) { topicConfirmed(topic) }
             subscribed = true
             updateReachable()
             if mayHaveMissedEvents {
