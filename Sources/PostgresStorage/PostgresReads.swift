@@ -203,18 +203,25 @@ enum PostgresReads {
         let all = channels == nil
         let ids = channels ?? []
         var streams = ChannelStreams(channels: ids)
-        for try await (channelID, version) in try await connection.query(
-            "SELECT id, version FROM channels WHERE version > 0 AND (\(all) OR id = ANY(\(ids)))", logger: logger)
+        // Two texts, not `$1 OR id = ANY($2)`: a generic plan of that would scan every row.
+        let versions: PostgresQuery = all
+            ? "SELECT id, version FROM channels WHERE version > 0"
+            : "SELECT id, version FROM channels WHERE version > 0 AND id = ANY(\(ids))"
+        for try await (channelID, version) in try await connection.query(versions, logger: logger)
             .decode((String, Int64).self) {
             streams.versions[channelID] = version
         }
         let lastColumns = PostgresRows.messageColumns.split(separator: ",")
             .map { "m." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
-        streams.lastMessages = try await PostgresRows.messages(try await connection.query("""
+        let newest: PostgresQuery = all ? """
             SELECT \(unescaped: lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
-            WHERE \(all) OR c.id = ANY(\(ids))
             ORDER BY c.ord
-            """, logger: logger))
+            """ : """
+            SELECT \(unescaped: lastColumns) FROM channels c JOIN messages m ON m.channel_id = c.id AND m.seq = c.last_seq
+            WHERE c.id = ANY(\(ids))
+            ORDER BY c.ord
+            """
+        streams.lastMessages = try await PostgresRows.messages(try await connection.query(newest, logger: logger))
         // The viewer of a last message hidden from everyone but its sender is `*`, and its
         // entry the newest message not hidden from everyone.
         for last in streams.lastMessages {
@@ -226,19 +233,29 @@ enum PostgresReads {
                 """, logger: logger)).first
             if let visible { streams.lastVisible.append((viewer: viewer, message: visible)) }
         }
-        for try await (channelID, userID, seq) in try await connection.query(
-            "SELECT channel_id, user_id, last_read_seq FROM read_marks WHERE \(all) OR channel_id = ANY(\(ids))", logger: logger)
+        let marks: PostgresQuery = all
+            ? "SELECT channel_id, user_id, last_read_seq FROM read_marks"
+            : "SELECT channel_id, user_id, last_read_seq FROM read_marks WHERE channel_id = ANY(\(ids))"
+        for try await (channelID, userID, seq) in try await connection.query(marks, logger: logger)
             .decode((String, String, Int64).self) {
             streams.readMarks.append(ReadMark(channelID: channelID, userID: userID, lastReadSeq: seq))
         }
-        for try await (channelID, seq, senderID, hiddenFrom, deleted) in try await connection.query("""
+        let headers: PostgresQuery = all ? """
             SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from, m.deleted_at IS NOT NULL
             FROM channels c JOIN messages m ON m.channel_id = c.id
                 AND m.seq > GREATEST(c.last_seq - \(StoreSnapshot.unreadWindow),
                     COALESCE((SELECT min(r.last_read_seq) FROM read_marks r WHERE r.channel_id = c.id), c.last_seq))
-            WHERE \(all) OR c.id = ANY(\(ids))
             ORDER BY m.channel_id, m.seq
-            """, logger: logger).decode((String, Int64, String, String?, Bool).self) {
+            """ : """
+            SELECT m.channel_id, m.seq, m.sender_id, m.hidden_from, m.deleted_at IS NOT NULL
+            FROM channels c JOIN messages m ON m.channel_id = c.id
+                AND m.seq > GREATEST(c.last_seq - \(StoreSnapshot.unreadWindow),
+                    COALESCE((SELECT min(r.last_read_seq) FROM read_marks r WHERE r.channel_id = c.id), c.last_seq))
+            WHERE c.id = ANY(\(ids))
+            ORDER BY m.channel_id, m.seq
+            """
+        for try await (channelID, seq, senderID, hiddenFrom, deleted) in try await connection.query(headers, logger: logger)
+            .decode((String, Int64, String, String?, Bool).self) {
             streams.messagesAfterMarks.append(MessageHeader(channelID: channelID, seq: seq, senderID: senderID,
                                                             hiddenFrom: hiddenFrom, deleted: deleted))
         }

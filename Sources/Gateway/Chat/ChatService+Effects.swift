@@ -139,7 +139,15 @@ extension ChatService {
                     inbox.async { [self] in run(engine.gapDue(channel, afterSeq: afterSeq)) }
                 }
             case .followChannels(let channels):
-                follow(channels)
+                // Sessions opening in one burst share one subscription and one store read.
+                channelsToFollow += channels
+                if channelsToFollow.count == channels.count {
+                    inbox.async { [self] in
+                        let batch = channelsToFollow
+                        channelsToFollow = []
+                        follow(batch)
+                    }
+                }
             case .unfollowChannels(let channels):
                 bus?.unfollow(channels)
             case .checkFollowingLater(let after):

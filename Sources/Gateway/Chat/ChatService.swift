@@ -42,6 +42,8 @@ final class ChatService: @unchecked Sendable {
     var bus: ClusterBus? {
         didSet { if bus != nil { scheduleConnectionRefresh() } }
     }
+    /// Cluster mode: channels to start following, gathered over one pass of the core.
+    var channelsToFollow: [ChannelID] = []
     /// Cluster mode: each live session's entry in its user's cluster-wide connection set.
     var connectionEntries: [SessionID: (user: UserID, entry: String)] = [:]
     var lastConnectionEntry: UInt64 = 0

@@ -160,6 +160,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
                 return
             }
             phase = .deciding(request, leftover: leftover)
+            // The handshake's own work (TLS, the request) is done: what remains waits on the
+            // core or the store (a cluster node reads a new session's channels first), which
+            // must not hold back other arrivals' handshakes.
+            connection.finishHandshakeTurn()
             let loop = connection.loop
             let id = connection.id
             start { decision in
