@@ -6,13 +6,11 @@ import EventLoop
 public struct RedisClusterSettings: Sendable {
     /// Asked for `CLUSTER SLOTS` in order until one answers (`RedisEndpoint.parseList`).
     public var seeds: [RedisEndpoint]
-    /// For `rediss://` seeds: verifies every node (its certificate must name the node's IP).
-    public var tls: TLSContext?
-    public var connectTimeout: Duration
-    public var commandTimeout: Duration
-    public var keepaliveInterval: Duration
-    public var clientName: String?
-    public var readerLimits: RESPReader.Limits
+    /// What every connection to a node shares (TLS, which for `rediss://` seeds verifies every
+    /// node: its certificate must name the node's IP; the timeouts, the client name, the
+    /// reader's limits): a connection to a node is this with the node's address
+    /// (`connection(to:)`), so a setting a single connection gains is a cluster's too.
+    public var node: RedisConnectionSettings
     /// MOVED and ASK redirects one command follows, and failed attempts to reach its node,
     /// before its caller gets the last reply (or `.disconnected`): a cluster that keeps
     /// sending a command around never holds it forever.
@@ -29,12 +27,12 @@ public struct RedisClusterSettings: Sendable {
                 maxRedirects: Int = 5, minimumBackoff: Duration = .milliseconds(100),
                 maximumBackoff: Duration = .seconds(2)) {
         self.seeds = seeds
-        self.tls = tls
-        self.connectTimeout = connectTimeout
-        self.commandTimeout = commandTimeout
-        self.keepaliveInterval = keepaliveInterval
-        self.clientName = clientName
-        self.readerLimits = readerLimits
+        // The first seed's scheme and credentials stand for every node (one cluster, one ACL,
+        // one TLS setup); its address is replaced per node. Without seeds nothing connects.
+        node = RedisConnectionSettings(endpoint: seeds.first ?? RedisEndpoint(host: ""), tls: tls,
+                                       connectTimeout: connectTimeout, commandTimeout: commandTimeout,
+                                       keepaliveInterval: keepaliveInterval, clientName: clientName,
+                                       readerLimits: readerLimits)
         self.maxRedirects = maxRedirects
         self.minimumBackoff = minimumBackoff
         self.maximumBackoff = maximumBackoff
@@ -42,11 +40,9 @@ public struct RedisClusterSettings: Sendable {
 
     /// The settings of a connection to the node at `address`.
     func connection(to address: RedisClusterAddress) -> RedisConnectionSettings {
-        let template = seeds.first
-        let endpoint = RedisEndpoint(host: address.host, port: address.port, usesTLS: template?.usesTLS ?? false,
-                                     username: template?.username, password: template?.password)
-        return RedisConnectionSettings(endpoint: endpoint, tls: tls, connectTimeout: connectTimeout,
-                                       commandTimeout: commandTimeout, keepaliveInterval: keepaliveInterval,
-                                       clientName: clientName, readerLimits: readerLimits)
+        var settings = node
+        settings.endpoint = RedisEndpoint(host: address.host, port: address.port, usesTLS: node.endpoint.usesTLS,
+                                          username: node.endpoint.username, password: node.endpoint.password)
+        return settings
     }
 }

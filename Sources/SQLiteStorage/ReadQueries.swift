@@ -280,7 +280,8 @@ enum ReadQueries {
             WHERE \(filter)
             ORDER BY m.channel_id, m.seq
             """)
-        for channel in channels.map({ $0.map(Optional.some) }) ?? [nil] {
+        let bound: [ChannelID?] = channels ?? [nil]
+        for channel in bound {
             if let channel {
                 for statement in [versions, last, marks, headers] { try statement.bind(channel, at: 1) }
             }

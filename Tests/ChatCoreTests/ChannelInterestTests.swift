@@ -52,7 +52,7 @@ import Testing
         let first = interest.expire(now: 1_000)
         #expect(first.stopped == ["a"] && first.nextDue == 1_500)
         #expect(interest.expire(now: 1_500).stopped == ["b"])
-        #expect(interest.followed == [])
+        #expect(interest.streams.isEmpty)
     }
 
     @Test func removingWhatWasNeverAddedChangesNothing() {
@@ -73,6 +73,6 @@ import Testing
         _ = interest.loaded(["a", "b"])
         #expect(interest.reloadAll() == ["a", "b"])
         #expect(interest.state(of: "a") == .loading && interest.state(of: "b") == .loading)
-        #expect(interest.followed == ["a", "b"])
+        #expect(interest.streams.keys.sorted() == ["a", "b"])
     }
 }

@@ -117,7 +117,4 @@ public struct ChannelInterest: Sendable, Equatable {
         for channel in streams.keys { streams[channel] = .loading }
         return streams.keys.sorted()
     }
-
-    /// Every followed channel, sorted (to subscribe again after a reconnect).
-    public var followed: [ChannelID] { streams.keys.sorted() }
 }

@@ -169,7 +169,7 @@ extension ChatEngine {
             if !write.added.isEmpty { effects.append(.addToChannel(write.added, channel.id)) }
             if !write.removed.isEmpty { effects.append(.removeFromChannel(write.removed, channel.id)) }
             var lastSeq: Int64?
-            if case .committed(.channel(let seq)) = outcome { lastSeq = seq }
+            if case .committed(let result) = outcome { lastSeq = result.channelLastSeq }
             effects += followMembers(added: write.added, removed: write.removed, of: channel.id, lastSeq: lastSeq,
                                      now: write.now)
             // In an open channel a join or leave is told only to whoever joined (their other

@@ -1,8 +1,8 @@
 /// What a channel's stream does to a node while the node reads the channel's state
 /// (`ChannelInterest.StreamState.loading`): kept, in order, and applied once the state is in.
 enum DeferredStreamWrite: Sendable {
-    /// A committed message, fanned out (and recorded) after the read; one the read already
-    /// holds is dropped by its seq.
+    /// A committed message, recorded and fanned out after the read; one the read already
+    /// holds is fanned out without being recorded again (`replayDeferred`).
     case message(Message, json: [UInt8], excluding: SessionID?)
     /// A committed change (or a reply's count), applied and sent after the read, its answer too.
     case change(LoggedChange)

@@ -40,9 +40,8 @@ extension ChatEngine {
             let removed = before.subtracting(after).sorted()
             if !added.isEmpty { effects.append(.addToChannel(added, channel.id)) }
             if !removed.isEmpty { effects.append(.removeFromChannel(removed, channel.id)) }
-            var lastSeq: Int64?
-            if case .channel(let seq) = event.result { lastSeq = seq }
-            effects += followMembers(added: added, removed: removed, of: channel.id, lastSeq: lastSeq, now: now)
+            effects += followMembers(added: added, removed: removed, of: channel.id, lastSeq: event.result.channelLastSeq,
+                                     now: now)
             // As on the node that wrote it: an open channel's join or leave is told to the joiner only.
             let told = channel.type == .open && !(added.isEmpty && removed.isEmpty) ? added : channel.members
             return effects + announce(channel, to: told, excluding: nil)

@@ -48,6 +48,12 @@ public enum StoreWriteResult: Sendable, Equatable {
 
 
 extension StoreWriteResult {
+    /// A channel write's answer: the channel's newest seq as the write found it.
+    public var channelLastSeq: Int64? {
+        if case .channel(let lastSeq) = self { return lastSeq }
+        return nil
+    }
+
     /// Whether the store changed anything (a recognised retry did not).
     public var isNewWrite: Bool {
         switch self {

@@ -140,8 +140,9 @@ extension ChatService {
                 }
             case .followChannels(let channels):
                 // Sessions opening in one burst share one subscription and one store read.
+                let startsABatch = channelsToFollow.isEmpty
                 channelsToFollow += channels
-                if channelsToFollow.count == channels.count {
+                if startsABatch {
                     inbox.async { [self] in
                         let batch = channelsToFollow
                         channelsToFollow = []

@@ -235,9 +235,6 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
-    /// The chat channels whose streams this node follows (tests).
-    var followedChannels: Set<ChannelID> { loop.queue.sync { followed } }
-
     private func topicConfirmed(_ topic: String) {
         let channel = String(topic.dropFirst(Self.streamPrefix.count))
         if followed.contains(channel) {
