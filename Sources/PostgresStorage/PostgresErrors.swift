@@ -21,6 +21,22 @@ enum PostgresErrors {
     /// A refusal by the server of this transaction (a constraint, a deadlock, a serialisation
     /// failure): worth one retry of the batch. Anything else is a lost or unusable connection.
     static func isServerRefusal(_ error: any Error) -> Bool {
-        (error as? PSQLError)?.code == .server
+        (error as? PSQLError)?.code == .server && !isConnectionLoss(error)
+    }
+
+    /// The connection went away under a query (the server closed or terminated it:
+    /// SQLSTATE class 08, 57P01–57P03), as opposed to a refusal of what was sent on it.
+    static func isConnectionLoss(_ error: any Error) -> Bool {
+        if error is ClosedBeforeUse { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown:
+            return true
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57P")
+        default:
+            return false
+        }
     }
 }

@@ -26,8 +26,11 @@ import Storage
 /// another node after the lookup, a deadlock with another node, a value one write
 /// carries that the server will not store) is rolled back and run once more, each
 /// write in a savepoint of its own, so that a write the server refuses again fails
-/// alone; a second refusal of the whole, a lost connection, or no connection within
-/// `connectionWait`, fails every write of the batch (the engine answers
+/// alone. A connection lost before the batch's COMMIT was sent (the server terminated
+/// it, the pool handed out one that was closing) stored nothing: the batch runs again
+/// on another connection for up to `connectionWait`. A second refusal of the whole, a
+/// connection lost after that, or no connection within `connectionWait`, fails every
+/// write of the batch (the engine answers
 /// `ERR_INTERNAL`, never a false `ok`). A batch whose COMMIT was sent when the
 /// connection broke may have committed: a retry with the same `clientMessageId`
 /// finds it.
@@ -48,6 +51,11 @@ final class PostgresGroupCommitWriter: Sendable {
     /// The batch before ended without committing its first attempt: this one must not
     /// commit ahead of that batch's retry.
     private struct PredecessorRolledBack: Error {}
+
+    /// An attempt that failed before its COMMIT was sent: it stored nothing.
+    private struct NotCommitted: Error {
+        var underlying: any Error
+    }
 
     init(client: PostgresClient, logger: Logger, connectionWait: Duration, strictBlocking: Bool,
          commitObserver: CommitObserver?) {
@@ -119,27 +127,31 @@ final class PostgresGroupCommitWriter: Sendable {
         var attempt = 0
         /// After a refusal: each write in its own savepoint.
         var isolated = false
+        let started = ContinuousClock.now
+        var reconnects = 0
         while true {
             attempt += 1
             let (after, alsoLock, isolate) = (predecessor, predecessor?.lockedChannels.current ?? [], isolated)
             do {
                 let results = try await withConnection { connection in
-                    try await connection.query("BEGIN", logger: self.logger)
+                    let results: [Result<StoreWriteResult, StoreError>]
                     do {
+                        try await connection.query("BEGIN", logger: self.logger)
                         var batch = PostgresBatch(connection: connection, logger: self.logger,
                                                   strictBlocking: self.strictBlocking)
                         batch.alsoLock = alsoLock
                         batch.channelsLocked = { current.lockedChannels.set($0) }
-                        let results = isolate ? try await batch.applyEach(writes) : try await batch.apply(writes)
+                        results = isolate ? try await batch.applyEach(writes) : try await batch.apply(writes)
                         if let after, await !after.firstAttemptCommitted.value { throw PredecessorRolledBack() }
-                        try await connection.query("COMMIT", logger: self.logger)
-                        return results
                     } catch {
                         if !connection.isClosed {
                             _ = try? await connection.query("ROLLBACK", logger: self.logger)
                         }
-                        throw error
+                        throw error is PredecessorRolledBack ? error : NotCommitted(underlying: error)
                     }
+                    // From here a lost connection leaves the outcome unknown.
+                    try await connection.query("COMMIT", logger: self.logger)
+                    return results
                 }
                 current.attemptEnded(committed: true)
                 return results
@@ -148,10 +160,24 @@ final class PostgresGroupCommitWriter: Sendable {
                 await predecessor?.finished.value
                 predecessor = nil
                 attempt -= 1  // not this batch's refusal: it runs again, now alone
+            } catch let failure as NotCommitted where PostgresErrors.isConnectionLoss(failure.underlying)
+                        && ContinuousClock.now - started < connectionWait {
+                // The transaction died with its connection before COMMIT was sent: nothing
+                // of it is stored, and another connection may serve it (the pool replaces
+                // the ones the server closed).
+                current.attemptEnded(committed: false)
+                reconnects += 1
+                attempt -= 1
+                if reconnects == 1 {
+                    logger.notice("store.batch_reconnected", metadata: [
+                        "writes": "\(writes.count)", "error": "\(PostgresErrors.describe(failure.underlying))"])
+                }
+                try? await Task.sleep(for: .milliseconds(min(10 * reconnects, 200)))
             } catch {
                 current.attemptEnded(committed: false)
-                let description = PostgresErrors.describe(error)
-                if attempt == 1, PostgresErrors.isServerRefusal(error) {
+                let underlying = (error as? NotCommitted)?.underlying ?? error
+                let description = PostgresErrors.describe(underlying)
+                if attempt == 1, PostgresErrors.isServerRefusal(underlying) {
                     logger.notice("store.batch_retried", metadata: ["writes": "\(writes.count)", "error": "\(description)"])
                     isolated = writes.count > 1
                     continue

@@ -343,13 +343,15 @@ struct PostgresStoreTests {
                     """))
             }
             var acknowledged: [MessageID] = []
+            var failures: [String] = []
             for n in 0..<20 {
-                if case .success(.message(let stored)) = await store.commitAsync(
-                    .insertMessage(Fixture.message("after-\(n)", in: "c1", from: "carol"))) {
-                    acknowledged.append(stored.id)
+                switch await store.commitAsync(.insertMessage(Fixture.message("after-\(n)", in: "c1", from: "carol"))) {
+                case .success(.message(let stored)): acknowledged.append(stored.id)
+                case .success(let other): failures.append("\(other)")
+                case .failure(let error): failures.append("\(error)")
                 }
             }
-            #expect(acknowledged.count >= 18)
+            #expect(acknowledged.count >= 18, "\(failures)")
             let stored = try await store.historyAsync("c1").map(\.id)
             #expect(Set(acknowledged).isSubset(of: Set(stored)))
             #expect(try await store.historyAsync("c1").map(\.seq) == (0..<stored.count).map { Int64($0) + 1 })
