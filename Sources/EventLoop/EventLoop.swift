@@ -35,6 +35,8 @@ public final class EventLoop: @unchecked Sendable {
     private static let watcherTokenBit: UInt64 = 1 << 63
     /// Accepted connections in their opening handshake, and those waiting for a turn.
     var handshakeAdmission = HandshakeAdmission<SocketConnection>()
+    /// Input this loop's connections hold while what they wait for is decided elsewhere.
+    public var heldInput = HeldInputBudget()
     private let poller: Int32
     private var pollSource: DispatchSourceRead?
     private let readyEvents: UnsafeMutablePointer<cepoll_ready>

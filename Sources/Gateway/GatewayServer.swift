@@ -177,6 +177,7 @@ public final class GatewayServer: @unchecked Sendable {
         let tls = self.tls
         let listener = try Listener(host: settings.host, port: settings.port, group: group) { fd, loop in
             let handler = HTTPConnectionHandler(context: context, tick: loop.tick)
+            loop.heldInput.limit = settings.heldBeforeUpgradeBytesPerLoop
             let connection = SocketConnection.accepted(fd: fd, loop: loop, tls: tls, handler: handler,
                                                        handshakesAtOnce: settings.handshakesAtOnce)
             connection?.closeTimeoutTicks = settings.timeouts.close

@@ -45,6 +45,9 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private var pipelined: [UInt8] = []
     /// Reading is paused until the answers already queued are written.
     private var awaitingDrain = false
+    /// Reading is paused until the request being decided is answered: what its client
+    /// sends meanwhile waits in the kernel, not in the loop's held-input budget.
+    private var readingPausedWhileDeciding = false
     private let context: Context
     /// Unsent answer bytes past which pipelined requests wait for the client to read.
     static let pipelinedOutputLimit = 64 * 1024
@@ -137,12 +140,19 @@ final class HTTPConnectionHandler: ConnectionHandler {
         case .abandoned, .waitingForTurn:
             break
         case .deciding(let request, let leftover):
-            // A client that pipelines frames before its 101 arrives: keep them, within reason.
-            guard leftover.count + bytes.count <= Self.maxBytesBeforeUpgrade(settings) else {
+            // A client that pipelines frames before its 101 arrives: keep them, within reason
+            // (its own bound and the loop's), and read no more until the decision.
+            guard leftover.count + bytes.count <= Self.maxBytesBeforeUpgrade(settings),
+                  connection.loop.heldInput.reserve(bytes.count)
+            else {
                 abandon(connection)
                 return
             }
             phase = .deciding(request, leftover: leftover + Array(bytes))
+            if !readingPausedWhileDeciding {
+                readingPausedWhileDeciding = true
+                connection.pauseReading()
+            }
         case .done:
             break
         }
@@ -155,8 +165,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func apply(_ decision: HTTPRouter.Decision, request: HTTPRequest, leftover: [UInt8], on connection: SocketConnection) {
         switch decision {
         case .deferred(let start):
-            guard leftover.count <= Self.maxBytesBeforeUpgrade(settings) else {
-                abandon(connection)
+            guard leftover.count <= Self.maxBytesBeforeUpgrade(settings), connection.loop.heldInput.reserve(leftover.count)
+            else {
+                phase = .abandoned  // nothing was started: nothing to release
+                connection.closeNow()
                 return
             }
             phase = .deciding(request, leftover: leftover)
@@ -207,6 +219,11 @@ final class HTTPConnectionHandler: ConnectionHandler {
     private func resume(with decision: HTTPRouter.Decision, on connection: SocketConnection) {
         switch phase {
         case .deciding(let request, let leftover):
+            connection.loop.heldInput.release(leftover.count)
+            if readingPausedWhileDeciding {
+                readingPausedWhileDeciding = false
+                connection.resumeReading()
+            }
             if router.isDraining, case .upgrade(_, let application) = decision {
                 // Decided after the drain began: refuse rather than open a WebSocket nobody will close.
                 application.webSocketAbandoned()
@@ -234,6 +251,7 @@ final class HTTPConnectionHandler: ConnectionHandler {
     /// Drops a connection whose request is being decided; the decision, when it comes,
     /// releases what it reserved (an accepted session is abandoned, not left open).
     private func abandon(_ connection: SocketConnection) {
+        if case .deciding(_, let leftover) = phase { connection.loop.heldInput.release(leftover.count) }
         phase = .abandoned
         connection.closeNow()
     }
@@ -317,7 +335,10 @@ final class HTTPConnectionHandler: ConnectionHandler {
             webSocket.application.webSocketDidClose(webSocket)
             observer.webSocketClosed(connection, code: webSocket.closeCode, user: webSocket.userForLogs)
             phase = .done
-        case .deciding, .abandoned:
+        case .deciding(_, let leftover):
+            connection.loop.heldInput.release(leftover.count)
+            phase = .abandoned
+        case .abandoned:
             phase = .abandoned
         default:
             phase = .done

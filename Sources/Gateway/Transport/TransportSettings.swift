@@ -31,6 +31,10 @@ struct TransportSettings: Sendable {
     var timeouts = Timeouts()
     /// `limits.handshakesAtOnce`: each loop's bound on connections in their opening handshake (0: none).
     var handshakesAtOnce = 0
+    /// Each loop's bound on the bytes clients sent behind upgrade requests still being
+    /// decided (each is also bound by one frame of `maxMessageBytes`): past it the
+    /// connection whose bytes do not fit is closed. 0: none.
+    var heldBeforeUpgradeBytesPerLoop = 32 << 20
     var echoEnabled = false
     /// `console.enabled`: `/console` serves the web console (a chat gateway only).
     var consoleEnabled = true
