@@ -1,6 +1,7 @@
 import ChatCore
 import EventLoop
 import Foundation
+import Synchronization
 import Testing
 @testable import Gateway
 
@@ -33,11 +34,13 @@ struct ResourceBoundsTests {
         let text = String(repeating: "m", count: 48_000)
         let total = 96
         let (aliceRef, bobRef) = (UnsafeTransfer(value: alice), UnsafeTransfer(value: bob))
+        let bobHas = ReceivedCount()
         async let received: Int = offThePool {
             var count = 0
             while count < total {
                 _ = try bobRef.value.nextEvent("message.new")
                 count += 1
+                bobHas.value.store(count, ordering: .relaxed)
             }
             return count
         }
@@ -47,6 +50,10 @@ struct ResourceBoundsTests {
             var sent = 0
             var id = 10_000
             while sent < total {
+                // One burst at a time ahead of bob: a reader keeping up, however busy the
+                // machine (two bursts unread would pass the hard limit, four times the bound).
+                let deadline = Date().addingTimeInterval(30)
+                while bobHas.value.load(ordering: .relaxed) < sent, Date() < deadline { usleep(1_000) }
                 let batch = min(16, total - sent)
                 // Sixteen sends in one write: read in one go, committed together, and their
                 // 768 KB of replies and deliveries queued in one pass, three times the bound.
@@ -279,4 +286,9 @@ struct ResourceBoundsTests {
         let alice = try await gateway.connect("alice")
         #expect(try alice.ok("me")["user"] != nil)
     }
+}
+
+/// How many messages a reading thread has had so far, read by the sending one.
+private final class ReceivedCount: Sendable {
+    let value = Atomic<Int>(0)
 }

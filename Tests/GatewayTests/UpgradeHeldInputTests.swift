@@ -9,7 +9,7 @@ import WebSocket
 /// keeps sending is read no further until its decision, and every byte held is handed
 /// to its WebSocket once it opens.
 @Suite(.serialized) struct UpgradeHeldInputTests {
-    static let loopBudget = 512 * 1024
+    static let loopBudget = 128 * 1024
 
     static func gateway() async throws -> TestGateway {
         try await TestGateway.chat { settings, chat in
@@ -48,14 +48,14 @@ import WebSocket
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
     }
 
-    @Test("1,000 upgrades, each with 20 KB behind it, against a held core: no loop holds more than its budget, those that did not fit are closed, the rest open and answer what they sent, and the budget is whole again after")
+    @Test("1,000 upgrades, each with 4 KB behind it, against a held core: no loop holds more than its budget, those that did not fit are closed, the rest open and answer what they sent, and the budget is whole again after")
     func manyWaitingUpgradesStayWithinTheLoopBudget() async throws {
         let gateway = try await Self.gateway()
         let chat = try #require(gateway.server.router.chat)
         let token = try await gateway.token(for: "alice")
         let port = gateway.port
         let count = 1_000
-        let frame = Self.meFrame(id: 1, bytes: 20_000)
+        let frame = Self.meFrame(id: 1, bytes: 4_000)
         let release = DispatchSemaphore(value: 0)
         chat.queue.async { _ = release.wait(timeout: .now() + 120) }
         defer { release.signal() }
@@ -122,7 +122,7 @@ import WebSocket
         defer { release.signal() }
 
         let clients = try await offThePool {
-            let clients = try (0..<10).map { _ in
+            let clients = try (0..<4).map { _ in
                 let client = try TestClient(port: port, timeoutSeconds: 30)
                 try client.write(Self.upgradeRequest(token: token))
                 return client
