@@ -135,6 +135,6 @@ let package = Package(
         .testTarget(name: "ChatClientTests", dependencies: ["ChatClient", "chat-client-example", "Gateway", "EventLoop", "ServiceTestSupport",
                                                             .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "Base64Coding", "EventLoop", "COpenSSL", "CSQLite", "ServiceTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "WebSocket", "Base64Coding", "EventLoop", "COpenSSL", "CSQLite", "ServiceTestSupport", "Redis", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
     ]
 )

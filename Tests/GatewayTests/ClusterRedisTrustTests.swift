@@ -114,7 +114,7 @@ struct ClusterRedisTrustTests {
         let alice = try await cluster.nodes[0].connect("alice")
         let channelID = try await group(by: alice, with: [])
         for value in ["inf", "9e30"] {
-            try cluster.redisCLI(["SET", "chat:rate:alice", value])
+            try cluster.redisCLI(["SET", SharedRateLimit.key("alice"), value])
             let reply = try alice.request("message.send", ["channelId": channelID, "text": "rate key \(value)"])
             #expect(reply["type"] as? String == "ok", "\(reply)")
         }

@@ -230,17 +230,23 @@ extension ChatService {
     /// waits in the engine.
     private func follow(_ channels: [ChannelID]) {
         let read: @Sendable () -> Void = { [self] in
-            store.streams(of: channels) { [self] result in
-                if case .failure(let error) = result {
-                    logger.error("store.error", metadata: ["error": "\(error)", "read": "streams"])
-                }
-                inbox.async { [self] in
-                    run(engine.streamsLoaded(channels, try? result.get(), monotonicNow: clock.monotonicNow()))
-                }
-            }
+            if let batch = streamReads.add(channels) { readStreams(batch) }
         }
         guard let bus else { return read() }
         bus.follow(channels, ready: read)
+    }
+
+    /// One follow read (`StreamReadBatcher` says which channels and when), handed to the engine.
+    private func readStreams(_ channels: [ChannelID]) {
+        store.streams(of: channels) { [self] result in
+            if case .failure(let error) = result {
+                logger.error("store.error", metadata: ["error": "\(error)", "read": "streams"])
+            }
+            inbox.async { [self] in
+                run(engine.streamsLoaded(channels, try? result.get(), monotonicNow: clock.monotonicNow()))
+            }
+            if let next = streamReads.finished() { readStreams(next) }
+        }
     }
 
     /// Another node's typing change.

@@ -44,6 +44,8 @@ final class ChatService: @unchecked Sendable {
     }
     /// Cluster mode: channels to start following, gathered over one pass of the core.
     var channelsToFollow: [ChannelID] = []
+    /// Cluster mode: the store reads of channels started to follow, batched.
+    let streamReads = StreamReadBatcher()
     /// Cluster mode: each live session's entry in its user's cluster-wide connection set.
     var connectionEntries: [SessionID: (user: UserID, entry: String)] = [:]
     var lastConnectionEntry: UInt64 = 0

@@ -214,6 +214,7 @@ final class ClusterBus: @unchecked Sendable {
     func follow(_ channels: [ChannelID], ready: @escaping @Sendable () -> Void) {
         loop.execute { [self] in
             followed.formUnion(channels)
+            metrics.busFollowedChannels.record(followed.count)
             let topics = Set(channels.map(Self.topic(of:))).subtracting(confirmedTopics)
             guard !topics.isEmpty else { return ready() }
             guard subscribed, let subscriber, subscriber.isConnected else {
@@ -229,6 +230,7 @@ final class ClusterBus: @unchecked Sendable {
     func unfollow(_ channels: [ChannelID]) {
         loop.execute { [self] in
             followed.subtract(channels)
+            metrics.busFollowedChannels.record(followed.count)
             let topics = channels.map(Self.topic(of:)).filter { confirmedTopics.remove($0) != nil }
             guard !topics.isEmpty, let subscriber, subscriber.isConnected else { return }
             subscriber.unsubscribe(topics.sorted())
@@ -373,6 +375,7 @@ final class ClusterBus: @unchecked Sendable {
                   topic == Self.channel || topic.hasPrefix(Self.streamPrefix),
                   let payload = redis.unseal(message, channel: topic) else { return }
             metrics.busEventsIn.increment()
+            if topic != Self.channel { metrics.busStreamEventsIn.increment() }
             let event: BusEvent
             do {
                 event = try BusEvent.decode(payload)

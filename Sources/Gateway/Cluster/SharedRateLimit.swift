@@ -51,8 +51,9 @@ struct SharedRateLimit: Sendable {
         return {1, 0, 0}
         """
 
-    /// The key of `user`'s slow-mode slot in `channel`.
-    static func slowModeKey(_ user: UserID, channel: ChannelID) -> String { "chat:slow-mode:" + channel + ":" + user }
+    /// The key of `user`'s slow-mode slot in `channel`: in the user's hash slot, with his rate
+    /// key, since one script takes both.
+    static func slowModeKey(_ user: UserID, channel: ChannelID) -> String { "chat:slow-mode:" + hashTag(user) + ":" + channel }
 
     /// The longest wait a rate refusal can honestly name (a bucket of 1 a second and a
     /// burst far beyond any configuration); past it the script's answer is not believed.
@@ -71,7 +72,11 @@ struct SharedRateLimit: Sendable {
         }
     }
 
-    static func key(_ user: UserID, bucket: Bucket = .messages) -> String { bucket.keyPrefix + user }
+    /// `user`'s bucket. A user's keys carry his id as a Redis Cluster hash tag: they share
+    /// one slot (a script may take several), and users spread over the masters.
+    static func key(_ user: UserID, bucket: Bucket = .messages) -> String { bucket.keyPrefix + hashTag(user) }
+
+    static func hashTag(_ user: UserID) -> String { "{" + user + "}" }
 
     private let redis: ClusterRedis
 

@@ -34,6 +34,10 @@ final class GatewayMetrics: Sendable {
     /// and `session.resync` rounds after a bus outage.
     let busEventsOut: CoreMetrics.Counter
     let busEventsIn: CoreMetrics.Counter
+    /// Of those received, the ones off chat channels' streams (the rest are control events
+    /// every node hears), and how many channels' streams this node follows.
+    let busStreamEventsIn: CoreMetrics.Counter
+    let busFollowedChannels: CoreMetrics.Gauge
     let busResyncs: CoreMetrics.Counter
     /// From a node's PUBLISH to its own event coming back on its subscription: the bus
     /// round trip every cluster write waits for before its reply.
@@ -98,6 +102,8 @@ final class GatewayMetrics: Sendable {
         fanOutLatency = CoreMetrics.Timer(label: "chat_fanout_duration_seconds", factory: factory)
         busEventsOut = CoreMetrics.Counter(label: "chat_bus_events_total", dimensions: [("direction", "out")], factory: factory)
         busEventsIn = CoreMetrics.Counter(label: "chat_bus_events_total", dimensions: [("direction", "in")], factory: factory)
+        busStreamEventsIn = CoreMetrics.Counter(label: "chat_bus_stream_events_received_total", factory: factory)
+        busFollowedChannels = CoreMetrics.Gauge(label: "chat_bus_followed_channels", factory: factory)
         busResyncs = CoreMetrics.Counter(label: "chat_bus_resyncs_total", factory: factory)
         busEchoLatency = CoreMetrics.Timer(label: "chat_bus_echo_duration_seconds", factory: factory)
         busPayloadsRejectedSignature = CoreMetrics.Counter(label: "chat_bus_payloads_rejected_total",
