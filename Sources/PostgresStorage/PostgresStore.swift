@@ -12,8 +12,13 @@ import Storage
 /// connection pool. All of it runs on postgres-nio's own event loop thread, never on
 /// the gateway's loops.
 public final class PostgresStore: Store {
+    /// Reads, the readiness probe, start-up.
     private let client: PostgresClient
-    private let runner: Task<Void, Never>
+    /// The group commit's own connections: reads, however many, never make a write wait
+    /// for a connection (a burst of them once held the whole pool while writes failed at
+    /// their connection deadline).
+    private let writeClient: PostgresClient
+    private let runners: [Task<Void, Never>]
     private let group: MultiThreadedEventLoopGroup
     private let writer: PostgresGroupCommitWriter
     private let logger: Logger
@@ -43,9 +48,16 @@ public final class PostgresStore: Store {
             throw error.storeError
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let client = PostgresClient(configuration: configuration, eventLoopGroup: group, backgroundLogger: logger)
-        // Immediate: run() marks the client running before the first lease below.
-        let runner = Task.immediate(executorPreference: DispatchTaskExecutor.shared) { await client.run() }
+        var readConfiguration = configuration, writeConfiguration = configuration
+        // The writer has two batches in flight at most.
+        writeConfiguration.options.maximumConnections = 2
+        readConfiguration.options.maximumConnections = max(1, configuration.options.maximumConnections - 2)
+        let client = PostgresClient(configuration: readConfiguration, eventLoopGroup: group, backgroundLogger: logger)
+        let writeClient = PostgresClient(configuration: writeConfiguration, eventLoopGroup: group, backgroundLogger: logger)
+        // Immediate: run() marks the clients running before the first lease below.
+        let runners = [client, writeClient].map { client in
+            Task.immediate(executorPreference: DispatchTaskExecutor.shared) { await client.run() }
+        }
         do {
             do {
                 try await Deadline.run(startWait) { _ in try await client.withOpenConnection { _ in } }
@@ -54,25 +66,26 @@ public final class PostgresStore: Store {
             }
             try await PostgresSchema.migrate(client, logger: logger)
             let snapshot = try await PostgresReads.snapshot(client, logger: logger)
-            return PostgresStore(client: client, runner: runner, group: group, logger: logger, snapshot: snapshot,
+            return PostgresStore(client: client, writeClient: writeClient, runners: runners, group: group, logger: logger, snapshot: snapshot,
                                  connectionWait: connectionWait, strictBlocking: strictBlocking,
                                  commitObserver: commitObserver)
         } catch {
-            runner.cancel()
+            for runner in runners { runner.cancel() }
             try? await group.shutdownGracefully()
             throw StoreError("cannot open PostgreSQL at \(PostgresURL.redacted(url)): \(PostgresErrors.describe(error))")
         }
     }
 
-    private init(client: PostgresClient, runner: Task<Void, Never>, group: MultiThreadedEventLoopGroup, logger: Logger,
+    private init(client: PostgresClient, writeClient: PostgresClient, runners: [Task<Void, Never>], group: MultiThreadedEventLoopGroup, logger: Logger,
                  snapshot: StoreSnapshot, connectionWait: Duration, strictBlocking: Bool, commitObserver: CommitObserver?) {
         self.client = client
-        self.runner = runner
+        self.writeClient = writeClient
+        self.runners = runners
         self.group = group
         self.logger = logger
         self.snapshot = snapshot
         self.readWait = connectionWait * 3
-        self.writer = PostgresGroupCommitWriter(client: client, logger: logger, connectionWait: connectionWait,
+        self.writer = PostgresGroupCommitWriter(client: writeClient, logger: logger, connectionWait: connectionWait,
                                                 strictBlocking: strictBlocking, commitObserver: commitObserver)
     }
 
@@ -97,7 +110,7 @@ public final class PostgresStore: Store {
     }
 
     deinit {
-        runner.cancel()
+        for runner in runners { runner.cancel() }
         group.shutdownGracefully { _ in }
     }
 

@@ -358,6 +358,40 @@ struct PostgresStoreTests {
         }
     }
 
+    /// Reads that wait (here on a lock a migration could hold) take only the read
+    /// connections: a write still gets one of its own and commits at once, instead of
+    /// waiting for the pool past its connection deadline.
+    @Test func writesDoNotWaitBehindReads() async throws {
+        try await withDatabase { database in
+            let store = try await open(database)
+            try await seed(store)
+            try await PostgresTestDatabase.withClient(url: database.url) { locker in
+                let holding = Task {
+                    try await locker.withConnection { connection in
+                        try await connection.query("BEGIN", logger: Self.logger)
+                        try await connection.query("LOCK TABLE read_marks IN ACCESS EXCLUSIVE MODE", logger: Self.logger)
+                        try await connection.query("SELECT pg_sleep(4)", logger: Self.logger)
+                        try await connection.query("COMMIT", logger: Self.logger)
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                // More reads than the pool has connections, each stuck behind the lock.
+                let reads = Mutex(0)
+                for _ in 0..<12 {
+                    store.streams(of: ["c1"]) { _ in reads.withLock { $0 += 1 } }
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                let started = ContinuousClock.now
+                let written = await store.commitAsync(.upsertUser(Fixture.user("dave")))
+                let took = ContinuousClock.now - started
+                #expect(reads.withLock { $0 } == 0, "the reads were not held: the test shows nothing")
+                if case .failure(let error) = written { Issue.record("the write failed behind the reads: \(error)") }
+                #expect(took < .seconds(1.5), "the write waited \(took) behind the reads")
+                _ = try await holding.value
+            }
+        }
+    }
+
     /// Connections killed while batches are on them, again and again: every write is
     /// answered, and soon (postgres-nio never answers a query sent on a connection the
     /// server is closing; the writer must not wait on it), and what was acknowledged is
