@@ -74,6 +74,32 @@ struct ChannelFollowingClusterTests {
         await cluster.end()
     }
 
+    /// Typing travels on the channel's stream: the nodes of its members hear it, a node
+    /// without one does not, and the members get it as before.
+    @Test func typingReachesOnlyTheNodesOfTheChannelsMembers() async throws {
+        let cluster = try await TestCluster.start(nodes: 3)
+        let alice = try await cluster.nodes[0].connect("alice")
+        let bob = try await cluster.nodes[1].connect("bob")
+        _ = try await cluster.nodes[2].connect("carol")
+        let channel = try await TestCluster.group(by: alice, with: ["bob"], name: "typed")
+        try await TestCluster.eventually("nodes 1 and 2 hear the channel") {
+            try Self.subscribers(cluster, ClusterBus.topic(of: channel)) == 2
+        }
+        func typingIn(_ node: Int) async throws -> Double {
+            try await cluster.metric(node, "chat_bus_typing_received_total")
+        }
+        let before = try await (0..<3).asyncMap { try await typingIn($0) }
+        _ = try alice.ok("typing.start", ["channelId": channel])
+        let event = try bob.nextEvent("typing.start")
+        #expect((event["data"] as? [String: Any])?["userId"] as? String == "alice")
+        _ = try alice.ok("typing.stop", ["channelId": channel])
+        _ = try bob.nextEvent("typing.stop")
+        let after = try await (0..<3).asyncMap { try await typingIn($0) }
+        #expect(after[1] - before[1] == 2, "node 2 heard both changes: \(before) → \(after)")
+        #expect(after[2] == before[2], "node 3, with no member of the channel, heard none")
+        await cluster.end()
+    }
+
     @Test func aMemberAddedOnAnotherNodeHearsEveryMessageFromItsJoinOn() async throws {
         let cluster = try await TestCluster.start(nodes: 2)
         let alice = try await cluster.nodes[0].connect("alice")

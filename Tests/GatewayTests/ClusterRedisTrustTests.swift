@@ -73,6 +73,14 @@ struct ClusterRedisTrustTests {
         _ = try alice.ok("user.unblock", ["userIds": ["bob"]])
         _ = try bob.send(channelID, "after the unblock")
         #expect(((try alice.nextEvent("message.new"))["data"] as? [String: Any])?["text"] as? String == "after the unblock")
+        // Typing, on the channel's stream, is signed too: a forged change is dropped, a real one arrives.
+        let forgedTyping = #"{"node":"node-9","started":true,"channelId":"\#(channelID)","userId":"mallory"}"#
+        try cluster.redisCLI(["PUBLISH", ClusterBus.topic(of: channelID), forgedTyping])
+        try await eventually("node 1 counted the forged typing") {
+            try await cluster.metric(0, #"chat_bus_payloads_rejected_total{reason="signature"}"#) >= 4
+        }
+        _ = try bob.ok("typing.start", ["channelId": channelID])
+        #expect(((try alice.nextEvent("typing.start"))["data"] as? [String: Any])?["userId"] as? String == "bob")
         await cluster.end()
     }
 

@@ -374,6 +374,10 @@ final class ClusterBus: @unchecked Sendable {
             guard case .string(let message) = parts[2], let topic = parts[1].text,
                   topic == Self.channel || topic.hasPrefix(Self.streamPrefix),
                   let payload = redis.unseal(message, channel: topic) else { return }
+            if topic != Self.channel && ClusterTyping.isRelay(payload) {
+                typing.received(payload: payload, on: topic)
+                return
+            }
             metrics.busEventsIn.increment()
             if topic != Self.channel { metrics.busStreamEventsIn.increment() }
             let event: BusEvent

@@ -38,6 +38,8 @@ final class GatewayMetrics: Sendable {
     /// every node hears), and how many channels' streams this node follows.
     let busStreamEventsIn: CoreMetrics.Counter
     let busFollowedChannels: CoreMetrics.Gauge
+    /// Typing changes heard off the bus (this node's own included).
+    let busTypingIn: CoreMetrics.Counter
     let busResyncs: CoreMetrics.Counter
     /// From a node's PUBLISH to its own event coming back on its subscription: the bus
     /// round trip every cluster write waits for before its reply.
@@ -104,6 +106,7 @@ final class GatewayMetrics: Sendable {
         busEventsIn = CoreMetrics.Counter(label: "chat_bus_events_total", dimensions: [("direction", "in")], factory: factory)
         busStreamEventsIn = CoreMetrics.Counter(label: "chat_bus_stream_events_received_total", factory: factory)
         busFollowedChannels = CoreMetrics.Gauge(label: "chat_bus_followed_channels", factory: factory)
+        busTypingIn = CoreMetrics.Counter(label: "chat_bus_typing_received_total", factory: factory)
         busResyncs = CoreMetrics.Counter(label: "chat_bus_resyncs_total", factory: factory)
         busEchoLatency = CoreMetrics.Timer(label: "chat_bus_echo_duration_seconds", factory: factory)
         busPayloadsRejectedSignature = CoreMetrics.Counter(label: "chat_bus_payloads_rejected_total",
