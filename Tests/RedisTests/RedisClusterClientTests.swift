@@ -306,6 +306,68 @@ struct RedisClusterClientTests {
         #expect(events.count { $0.hasPrefix("lost") } == 0)
     }
 
+    /// A broadcast on every master (`RedisShardBroadcast`): each event, published on one
+    /// channel per master and acknowledged by all before the next message goes out on
+    /// some master's shard channel, reaches a subscriber of every channel once per master,
+    /// its first copy ahead of that later message, and the copies reduce to one each.
+    @Test func aBroadcastOnEveryMasterPrecedesTheMessagesPublishedAfterIt() throws {
+        let cluster = try RedisTestCluster()
+        let events = Events()
+        let subscriber = try start(cluster, events: events)
+        let publisher = try start(cluster)
+        defer {
+            stop(publisher, cluster)
+            stop(subscriber, cluster)
+        }
+        let broadcast = RedisShardBroadcast(prefix: "test:bus:")
+        let streams = try spread("room:", each: 2, cluster: cluster).values.flatMap { $0 }.sorted()
+        let (sub, pub) = (Client(client: subscriber), Client(client: publisher))
+        let all = broadcast.channels + streams
+        loop.execute { sub.client.ssubscribe(all) }
+        try events.wait("every channel confirmed") { seen in all.allSatisfy { seen.contains("subscribed \($0)") } }
+        let masters = try cluster.masterPorts().count
+        let trials = 200
+        let published: Int = try onLoop(seconds: 30, "broadcasts and messages") { done in
+            var sent = 0
+            func next() {
+                guard sent < trials, let topology = pub.client.topology else { return done(sent) }
+                sent += 1
+                let number = sent
+                let (targets, uncovered) = broadcast.channels(oneForEachMasterOf: topology)
+                if !uncovered.isEmpty { Issue.record("masters without a broadcast channel: \(uncovered)") }
+                var acknowledged = 0
+                for channel in targets {
+                    pub.client.spublish(channel, Array("event \(number)".utf8)) { _ in
+                        acknowledged += 1
+                        guard acknowledged == targets.count else { return }
+                        pub.client.spublish(streams[number % streams.count], Array("after \(number)".utf8)) { _ in next() }
+                    }
+                }
+            }
+            next()
+        }
+        #expect(published == trials)
+        try events.wait(seconds: 20, "every message") { $0.count { $0.hasPrefix("message room:") } == trials }
+        let messages = events.all.filter { $0.hasPrefix("message ") }
+        var copies = RedisBroadcastCopies()
+        var firstAt: [Int: Int] = [:]
+        var copiesOf: [Int: Int] = [:]
+        for (index, message) in messages.enumerated() {
+            let parts = message.split(separator: " ")
+            guard parts.count == 4, let number = Int(parts[3]) else { continue }
+            if parts[2] == "event" {
+                copiesOf[number, default: 0] += 1
+                if copies.isFirst(origin: "publisher", number: UInt64(number)) { firstAt[number] = index }
+            } else if let first = firstAt[number] {
+                #expect(first < index, "event \(number) before the message published after it")
+            } else {
+                Issue.record("the message after event \(number) came before any copy of it")
+            }
+        }
+        #expect(firstAt.count == trials, "one first copy per event")
+        #expect(copiesOf.values.allSatisfy { $0 == masters }, "one copy per master")
+    }
+
     @Test func aChannelWhoseSlotMovesIsSubscribedAgainWhereItWent() throws {
         let cluster = try RedisTestCluster()
         let events = Events()
