@@ -261,11 +261,9 @@ struct ResourceBoundsTests {
         let chat = try #require(gateway.server.router.chat)
         let token = try await gateway.token(for: "alice")
         let port = gateway.port
-        // Hold the core so the decision comes after the overflowing bytes: held until the
-        // client saw its close (the bound only keeps a broken gateway from hanging the test).
-        let release = DispatchSemaphore(value: 0)
-        chat.queue.async { _ = release.wait(timeout: .now() + 120) }
-        defer { release.signal() }
+        // Hold the core so the decision comes after the overflowing bytes, until the client
+        // saw its close.
+        let hold = CoreHold(chat)
         // The client's steps run on their own thread: a test waiting for the cooperative pool
         // (busy with other tests) would otherwise see the hold end before its bytes went out.
         let closed = try await offThePool {
@@ -276,7 +274,7 @@ struct ResourceBoundsTests {
             return try client.waitForEOF()
         }
         #expect(closed)
-        release.signal()
+        hold.end()
         var live = 1
         for _ in 0..<200 where live > 0 {
             try await Task.sleep(for: .milliseconds(50))

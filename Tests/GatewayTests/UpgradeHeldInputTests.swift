@@ -56,9 +56,7 @@ import WebSocket
         let port = gateway.port
         let count = 1_000
         let frame = Self.meFrame(id: 1, bytes: 4_000)
-        let release = DispatchSemaphore(value: 0)
-        chat.queue.async { _ = release.wait(timeout: .now() + 120) }
-        defer { release.signal() }
+        let hold = CoreHold(chat)
 
         let clients = try await offThePool {
             try (0..<count).map { _ in
@@ -84,7 +82,7 @@ import WebSocket
         let waiting = states.map(\.connections).reduce(0, +)
         #expect(waiting > 0 && waiting <= 2 * (Self.loopBudget / frame.count), "\(waiting) upgrades held")
 
-        release.signal()
+        hold.end()
         let (opened, closed) = try await offThePool {
             var (opened, closed) = (0, 0)
             for client in clients {
@@ -117,9 +115,7 @@ import WebSocket
         let chat = try #require(gateway.server.router.chat)
         let token = try await gateway.token(for: "alice")
         let port = gateway.port
-        let release = DispatchSemaphore(value: 0)
-        chat.queue.async { _ = release.wait(timeout: .now() + 120) }
-        defer { release.signal() }
+        let hold = CoreHold(chat)
 
         let clients = try await offThePool {
             let clients = try (0..<4).map { _ in
@@ -137,7 +133,7 @@ import WebSocket
         for state in Self.loopState(gateway) {
             #expect(state.held <= state.connections * 31_000, "a waiting upgrade read past its first request: \(state)")
         }
-        release.signal()
+        hold.end()
         try await offThePool {
             for client in clients {
                 let status = try client.readResponse().status

@@ -168,3 +168,19 @@ enum Shapes {
     /// moderate it (§16), is left out.
     static func keys(_ object: [String: Any]?) -> Set<String> { Set((object ?? [:]).keys).subtracting(["bans"]) }
 }
+
+/// Holds a chat gateway's core (its serial queue) until `end()` or until dropped: every
+/// decision that needs the core waits meanwhile, as behind a slow one. The bound only keeps
+/// a broken gateway from hanging the test.
+final class CoreHold {
+    private let release = DispatchSemaphore(value: 0)
+
+    init(_ chat: ChatService, seconds: Int = 120) {
+        let release = self.release
+        chat.queue.async { _ = release.wait(timeout: .now() + .seconds(seconds)) }
+    }
+
+    func end() { release.signal() }
+
+    deinit { release.signal() }
+}
