@@ -30,12 +30,12 @@ struct ClusterRedisTrustTests {
         #"{"v":1,"node":"intruder","n":1,"write":{"kind":"block","blocker":"alice","blocked":"bob","isBlocked":\#(blocked),"at":\#(at)}}"#
     }
 
-    /// `ZADD chat:online inf x`, then a presence resubscribe: every node read the snapshot
+    /// `ZADD {chat:online} inf x`, then a presence resubscribe: every node read the snapshot
     /// and trapped converting the score (`Milliseconds(score)`). Now such entries are skipped
     /// and counted, and the nodes stay up and ready.
     @Test func anOutOfRangeOnlineScoreDoesNotTrapAResubscribe() async throws {
         let cluster = try await cluster()
-        try cluster.redisCLI(["ZADD", "chat:online", "inf", "x", "-inf", "y", "1e300", "z", "1700000000000", "bad id"])
+        try cluster.redisCLI(["ZADD", ClusterPresence.onlineKey, "inf", "x", "-inf", "y", "1e300", "z", "1700000000000", "bad id"])
         // Every subscriber is dropped: each node resubscribes and reads the snapshot again.
         try cluster.redisCLI(["CLIENT", "KILL", "TYPE", "pubsub"])
         for (n, node) in cluster.nodes.enumerated() {

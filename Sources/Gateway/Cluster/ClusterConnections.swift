@@ -7,45 +7,67 @@ import Redis
 /// connections of a node killed with `kill -9` stop counting by themselves. They decide the
 /// cluster-wide connection cap, who is offline everywhere (for push), and presence: adding
 /// a user's first live entry or removing its last announces it online or offline
-/// (`ClusterPresence`) in the same atomic step.
+/// (`ClusterPresence`).
+///
+/// A user's keys share the user's hash slot (`chat:conns:{<user>}`), so on a Redis Cluster
+/// the users spread over the masters; the presence set is elsewhere. So admission and
+/// release are two steps: the user's script answers whether the entry was the first or
+/// the last, with a version that only grows per user (Redis's clock, in µs), and the
+/// presence change goes to `ClusterPresence.announce`, which applies it only when its
+/// version is newer than the user's last one applied: two nodes racing a release and an
+/// admission end in the later one's state whatever order their second steps run in.
 struct ClusterConnections: Sendable {
     /// How long a connection entry counts without a refresh.
     static let entryMilliseconds: Int64 = 15_000
 
-    static func key(_ user: UserID) -> String { "chat:conns:" + user }
+    static func key(_ user: UserID) -> String { "chat:conns:" + SharedRateLimit.hashTag(user) }
+    /// The user's last version, in the user's slot.
+    static func versionKey(_ user: UserID) -> String { key(user) + ":version" }
 
-    /// Admission under the cap: prunes the expired entries, counts, adds (returns 1, or 0 at
-    /// the cap), and announces the user online when this is its first live entry.
-    /// KEYS: conns, online. ARGV: now, cap, expiry, entry, ttl, user, seal.
-    static let admitAndAnnounceScript = """
+    /// The next version of KEYS[2]'s user: Redis's clock in µs, above the last one given
+    /// (kept for ARGV[ttl] ms); in `version` (the snippet's other local is `previous`).
+    private static func nextVersion(ttlArgument: Int) -> String {
+        """
+        local clock = redis.call('TIME')
+        local version = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+        local previous = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+        if version <= previous then version = previous + 1 end
+        redis.call('SET', KEYS[2], string.format('%.0f', version), 'PX', ARGV[\(ttlArgument)])
+        """
+    }
+
+    /// Admission under the cap: prunes the expired entries, counts, adds. Answers
+    /// {admitted 0|1, first live entry 0|1, version}. KEYS: conns, version. ARGV: now, cap,
+    /// expiry, entry, ttl.
+    static let admitScript = """
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
         local before = redis.call('ZCARD', KEYS[1])
-        if before >= tonumber(ARGV[2]) then return 0 end
+        if before >= tonumber(ARGV[2]) then return {0, 0, 0} end
         redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
         redis.call('PEXPIRE', KEYS[1], ARGV[5])
-        redis.call('ZADD', KEYS[2], 'GT', ARGV[3], ARGV[6])
-        if before == 0 then redis.call('PUBLISH', 'chat:presence', ARGV[7] .. '1 ' .. ARGV[1] .. ' ' .. ARGV[6]) end
-        return 1
+        \(nextVersion(ttlArgument: 5))
+        return {1, before == 0 and 1 or 0, version}
         """
 
-    /// A closed connection's entry removed; the user announced offline when it was its last
-    /// live one. KEYS: conns, online. ARGV: entry, now, user, seal.
-    static let releaseAndAnnounceScript = """
+    /// A closed connection's entry removed. Answers {removed 0|1, last live entry 0|1,
+    /// version}. KEYS: conns, version. ARGV: entry, now, ttl.
+    static let releaseScript = """
         local removed = redis.call('ZREM', KEYS[1], ARGV[1])
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
-        if removed == 1 and redis.call('ZCARD', KEYS[1]) == 0 and redis.call('ZREM', KEYS[2], ARGV[3]) == 1 then
-          redis.call('PUBLISH', 'chat:presence', ARGV[4] .. '0 ' .. ARGV[2] .. ' ' .. ARGV[3])
-        end
-        return removed
+        if removed == 0 then return {0, 0, 0} end
+        local last = redis.call('ZCARD', KEYS[1]) == 0 and 1 or 0
+        \(nextVersion(ttlArgument: 3))
+        return {1, last, version}
         """
 
-    /// The 1-based indexes of the keys (connection sets) with no entry expiring after ARGV[1].
-    static let offlineScript = """
-        local offline = {}
-        for i, key in ipairs(KEYS) do
-          if redis.call('ZCOUNT', key, ARGV[1], '+inf') == 0 then offline[#offline + 1] = i end
-        end
-        return offline
+    /// The user's newest live entry's expiry (0: none left) and last version, for
+    /// `ClusterPresence.expire`. KEYS: conns, version. ARGV: now.
+    static let newestScript = """
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+        local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+        local version = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+        if #newest == 0 then return {0, version} end
+        return {tonumber(newest[2]), version}
         """
 
     private let redis: ClusterRedis
@@ -65,16 +87,26 @@ struct ClusterConnections: Sendable {
                 return
             }
             let expiry = now + Self.entryMilliseconds
-            publisher.send(["EVAL", Self.admitAndAnnounceScript, "2", Self.key(user), ClusterPresence.onlineKey, "\(now)",
-                            "\(cap)", "\(expiry)", entry, "\(Self.entryMilliseconds * 2)", user,
-                            presence.seal(online: true, at: now, user: user)]) { reply in
-                guard case .integer(let admitted) = reply, admitted == 0 || admitted == 1 else {
+            publisher.send(["EVAL", Self.admitScript, "2", Self.key(user), Self.versionKey(user), "\(now)", "\(cap)",
+                            "\(expiry)", entry, "\(Self.entryMilliseconds * 2)"]) { reply in
+                guard let answer = Self.answer(reply), answer.done == 0 || answer.done == 1 else {
                     decided(nil)
                     return
                 }
-                decided(admitted == 1)
+                decided(answer.done == 1)
+                if answer.done == 1 && answer.edge == 1 {
+                    presence.announce(online: true, user: user, version: answer.version, expiry: expiry, now: now)
+                }
             }
         }
+    }
+
+    /// A script's {done, first or last, version}; nil when the reply is not that.
+    private static func answer(_ reply: RedisReply) -> (done: Int64, edge: Int64, version: Int64)? {
+        guard case .array(let parts) = reply, parts.count == 3,
+              case .integer(let done) = parts[0], case .integer(let edge) = parts[1], case .integer(let version) = parts[2]
+        else { return nil }
+        return (done, edge, version)
     }
 
     /// Of `users`, those with no unexpired connection entry on any node; when Redis cannot
@@ -86,16 +118,17 @@ struct ClusterConnections: Sendable {
                 answer(Set(users))
                 return
             }
-            publisher.send(["EVAL", Self.offlineScript, "\(users.count)"] + users.map(Self.key) + ["\(now)"]) { reply in
-                guard case .array(let indexes) = reply else {
-                    answer(Set(users))
-                    return
+            // One count per user (each user's set is in its own slot); a failed count counts as offline.
+            var result: Set<UserID> = []
+            var answered = 0
+            for user in users {
+                publisher.send(["ZCOUNT", Self.key(user), "\(now)", "+inf"]) { reply in
+                    var live = false
+                    if case .integer(let count) = reply { live = count > 0 }
+                    if !live { result.insert(user) }
+                    answered += 1
+                    if answered == users.count { answer(result) }
                 }
-                var result: Set<UserID> = []
-                for case .integer(let index) in indexes where index >= 1 && Int(index) <= users.count {
-                    result.insert(users[Int(index) - 1])
-                }
-                answer(result)
             }
         }
     }
@@ -108,9 +141,12 @@ struct ClusterConnections: Sendable {
                 done(false)
                 return
             }
-            publisher.send(["EVAL", Self.releaseAndAnnounceScript, "2", Self.key(user), ClusterPresence.onlineKey, entry,
-                            "\(now)", user, presence.seal(online: false, at: now, user: user)]) { reply in
+            publisher.send(["EVAL", Self.releaseScript, "2", Self.key(user), Self.versionKey(user), entry, "\(now)",
+                            "\(Self.entryMilliseconds * 2)"]) { reply in
                 done(!reply.isFailure)
+                if let answer = Self.answer(reply), answer.done == 1, answer.edge == 1 {
+                    presence.announce(online: false, user: user, version: answer.version, expiry: now, now: now)
+                }
             }
         }
     }

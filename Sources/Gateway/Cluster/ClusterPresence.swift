@@ -4,16 +4,24 @@ import Redis
 
 /// Presence across nodes (PROTOCOL.md §14: a user is online while it holds a live
 /// connection on any node). The connection entries (`ClusterConnections`, expiring unless
-/// their node refreshes them) decide; `chat:online` keeps, per online user, the latest
-/// expiry of its entries. The scripts that add, remove, refresh and expire entries
-/// PUBLISH the online/offline change themselves on `chat:presence`, inside the same
-/// atomic step, so every node hears the changes in the order they happened.
+/// their node refreshes them) decide; `{chat:online}` keeps, per online user, the latest
+/// expiry of its entries. Every change is PUBLISHed on `chat:presence` by the script that
+/// makes it, inside the same atomic step, so every node hears the changes in the order
+/// they happened. The keys of this set share one hash slot (`{chat:online}`); a user's
+/// entries are in the user's slot, so a change decided there (first or last entry) comes
+/// here with its version and is applied only when newer than the user's last
+/// (`{chat:online}:versions`, kept a minute after a user went offline: `…:gone`).
 /// A change is `"<1|0> <ms> <user>"`; with `cluster.busSecret` the node passes each script
 /// the change's MAC (`BusSignature`), which the script puts in front of it, so presence
 /// changes are signed like every other bus payload although Redis publishes them.
 struct ClusterPresence: Sendable {
     static let channel = "chat:presence"
-    static let onlineKey = "chat:online"
+    static let onlineKey = "{chat:online}"
+    static let versionsKey = "{chat:online}:versions"
+    static let goneKey = "{chat:online}:gone"
+    /// How long a user's last version is kept after it went offline: far longer than a
+    /// change can take from its user's slot to here.
+    static let goneMilliseconds: Int64 = 60_000
 
     /// A live user's latest expiry pushed forward; announced online when it was missing
     /// (Redis restarted empty). KEYS: online. ARGV: expiry, user, now, seal.
@@ -24,27 +32,56 @@ struct ClusterPresence: Sendable {
         return 1
         """
 
-    /// Users whose entries all expired (their node died): removed from `chat:online` and
-    /// announced offline, each by exactly one node. The node read the candidates first and
-    /// signed their announcements; each is checked again here, atomically.
-    /// KEYS: online. ARGV: now, conns prefix, then user, seal pairs.
+    /// A user's first entry added or last removed, applied when its version is newer than
+    /// the last applied. KEYS: online, versions, gone. ARGV: 1|0, user, version, expiry, now,
+    /// seal.
+    static let announceScript = """
+        local stored = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0') or 0
+        if tonumber(ARGV[3]) <= stored then return 0 end
+        redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+        if ARGV[1] == '1' then
+          redis.call('ZREM', KEYS[3], ARGV[2])
+          redis.call('ZADD', KEYS[1], 'GT', ARGV[4], ARGV[2])
+          redis.call('PUBLISH', 'chat:presence', ARGV[6] .. '1 ' .. ARGV[5] .. ' ' .. ARGV[2])
+        else
+          redis.call('ZADD', KEYS[3], ARGV[5], ARGV[2])
+          if redis.call('ZREM', KEYS[1], ARGV[2]) == 1 then
+            redis.call('PUBLISH', 'chat:presence', ARGV[6] .. '0 ' .. ARGV[5] .. ' ' .. ARGV[2])
+          end
+        end
+        return 1
+        """
+
+    /// Users whose entries all expired (their node died): removed and announced offline,
+    /// each by one node; a user with a live entry left keeps it as its expiry. The node read
+    /// the candidates, then each one's newest entry and version in its own slot; each is
+    /// checked again here (still expired, no newer change applied meanwhile; a version of 0
+    /// means the user's slot has had no change for longer than its version is kept, so
+    /// nothing newer can be on its way). Versions of users gone longer than
+    /// `goneMilliseconds` are dropped.
+    /// KEYS: online, versions, gone. ARGV: now, then user, newest (0: none), version, seal.
     static let expireScript = """
         local expired = 0
-        for i = 3, #ARGV - 1, 2 do
+        for i = 2, #ARGV - 3, 4 do
           local user = ARGV[i]
           local score = redis.call('ZSCORE', KEYS[1], user)
-          if score and tonumber(score) <= tonumber(ARGV[1]) then
+          local stored = tonumber(redis.call('HGET', KEYS[2], user) or '0') or 0
+          local version = tonumber(ARGV[i + 2])
+          if score and tonumber(score) <= tonumber(ARGV[1]) and (version == 0 or version >= stored) then
             expired = expired + 1
-            local conns = ARGV[2] .. user
-            redis.call('ZREMRANGEBYSCORE', conns, '-inf', ARGV[1])
-            local newest = redis.call('ZRANGE', conns, -1, -1, 'WITHSCORES')
-            if #newest == 0 then
+            if ARGV[i + 1] == '0' then
               redis.call('ZREM', KEYS[1], user)
-              redis.call('PUBLISH', 'chat:presence', ARGV[i + 1] .. '0 ' .. ARGV[1] .. ' ' .. user)
+              redis.call('ZADD', KEYS[3], ARGV[1], user)
+              redis.call('PUBLISH', 'chat:presence', ARGV[i + 3] .. '0 ' .. ARGV[1] .. ' ' .. user)
             else
-              redis.call('ZADD', KEYS[1], newest[2], user)
+              redis.call('ZADD', KEYS[1], ARGV[i + 1], user)
             end
           end
+        end
+        local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', tonumber(ARGV[1]) - \(goneMilliseconds), 'LIMIT', 0, 1000)
+        for _, user in ipairs(gone) do
+          redis.call('HDEL', KEYS[2], user)
+          redis.call('ZREM', KEYS[3], user)
         end
         return expired
         """
@@ -79,23 +116,50 @@ struct ClusterPresence: Sendable {
                         seal(online: true, at: now, user: user)]) { _ in }
     }
 
+    /// A user's first entry added (`online`) or last removed, decided in the user's slot
+    /// with `version`: applied and announced unless a newer change of the user was.
+    func announce(online: Bool, user: UserID, version: Int64, expiry: Milliseconds, now: Milliseconds) {
+        redis.loop.execute { [self] in
+            guard let publisher = redis.connectedPublisher else { return }
+            publisher.send(["EVAL", Self.announceScript, "3", Self.onlineKey, Self.versionsKey, Self.goneKey,
+                            online ? "1" : "0", user, "\(version)", "\(expiry)", "\(now)",
+                            seal(online: online, at: now, user: user)]) { _ in }
+        }
+    }
+
     /// Announces offline the users whose entries all expired (their node died); every node
     /// runs it every few seconds, and each user is announced by one.
     func expire(now: Milliseconds) {
         redis.loop.execute { [self] in
             guard let publisher = redis.connectedPublisher else { return }
-            // The candidates first, so that each offline announcement can be signed here;
-            // the script checks each again, atomically, before it announces it.
+            // The candidates first, then each one's newest entry in its own slot, so that each
+            // offline announcement can be signed here; the script checks each again.
             publisher.send(["ZRANGEBYSCORE", Self.onlineKey, "-inf", "\(now)", "LIMIT", "0", "1000"]) { [self] reply in
                 guard case .array(let members) = reply, let publisher = redis.connectedPublisher else { return }
-                var arguments = ["EVAL", Self.expireScript, "1", Self.onlineKey, "\(now)", ClusterConnections.key("")]
-                for case .string(let member) in members {
-                    let user = String(decoding: member, as: UTF8.self)
-                    guard BusInputRules.isUserID(user) else { continue }
-                    arguments += [user, seal(online: false, at: now, user: user)]
+                let users = members.compactMap { member -> UserID? in
+                    guard let user = member.text, BusInputRules.isUserID(user) else { return nil }
+                    return user
                 }
-                guard arguments.count > 6 else { return }
-                publisher.send(arguments) { _ in }
+                guard !users.isEmpty else { return }
+                var newest: [UserID: (expiry: Int64, version: Int64)] = [:]
+                var answered = 0
+                for user in users {
+                    publisher.send(["EVAL", ClusterConnections.newestScript, "2", ClusterConnections.key(user),
+                                    ClusterConnections.versionKey(user), "\(now)"]) { [self] reply in
+                        if case .array(let parts) = reply, parts.count == 2,
+                           case .integer(let expiry) = parts[0], case .integer(let version) = parts[1] {
+                            newest[user] = (expiry, version)
+                        }
+                        answered += 1
+                        guard answered == users.count, let publisher = redis.connectedPublisher else { return }
+                        var arguments = ["EVAL", Self.expireScript, "3", Self.onlineKey, Self.versionsKey, Self.goneKey, "\(now)"]
+                        for user in users {
+                            guard let (expiry, version) = newest[user] else { continue }
+                            arguments += [user, "\(expiry)", "\(version)", seal(online: false, at: now, user: user)]
+                        }
+                        publisher.send(arguments) { _ in }
+                    }
+                }
             }
         }
     }
