@@ -71,6 +71,7 @@ public final class PostgresStore: Store {
                                  commitObserver: commitObserver)
         } catch {
             for runner in runners { runner.cancel() }
+            for runner in runners { await runner.value }
             try? await group.shutdownGracefully()
             throw StoreError("cannot open PostgreSQL at \(PostgresURL.redacted(url)): \(PostgresErrors.describe(error))")
         }
@@ -110,8 +111,14 @@ public final class PostgresStore: Store {
     }
 
     deinit {
+        // The clients close their connections on `group` once their runs end: the group
+        // shuts down after that, not under them.
+        let (runners, group) = (self.runners, self.group)
         for runner in runners { runner.cancel() }
-        group.shutdownGracefully { _ in }
+        Task(executorPreference: DispatchTaskExecutor.shared) {
+            for runner in runners { await runner.value }
+            try? await group.shutdownGracefully()
+        }
     }
 
     /// The state read when the store was opened (`open` loads it; the gateway asks once, at start).
