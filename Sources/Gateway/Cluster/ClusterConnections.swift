@@ -20,7 +20,7 @@ struct ClusterConnections: Sendable {
     /// How long a connection entry counts without a refresh.
     static let entryMilliseconds: Int64 = 15_000
 
-    static func key(_ user: UserID) -> String { "chat:conns:" + SharedRateLimit.hashTag(user) }
+    static func key(_ user: UserID) -> String { "chat:conns:" + UserHashTag.of(user) }
     /// The user's last version, in the user's slot.
     static func versionKey(_ user: UserID) -> String { key(user) + ":version" }
 

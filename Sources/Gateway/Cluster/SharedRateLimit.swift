@@ -53,7 +53,7 @@ struct SharedRateLimit: Sendable {
 
     /// The key of `user`'s slow-mode slot in `channel`: in the user's hash slot, with his rate
     /// key, since one script takes both.
-    static func slowModeKey(_ user: UserID, channel: ChannelID) -> String { "chat:slow-mode:" + hashTag(user) + ":" + channel }
+    static func slowModeKey(_ user: UserID, channel: ChannelID) -> String { "chat:slow-mode:" + UserHashTag.of(user) + ":" + channel }
 
     /// The longest wait a rate refusal can honestly name (a bucket of 1 a second and a
     /// burst far beyond any configuration); past it the script's answer is not believed.
@@ -72,11 +72,8 @@ struct SharedRateLimit: Sendable {
         }
     }
 
-    /// `user`'s bucket. A user's keys carry his id as a Redis Cluster hash tag: they share
-    /// one slot (a script may take several), and users spread over the masters.
-    static func key(_ user: UserID, bucket: Bucket = .messages) -> String { bucket.keyPrefix + hashTag(user) }
-
-    static func hashTag(_ user: UserID) -> String { "{" + user + "}" }
+    /// `user`'s bucket, in the user's hash slot (`UserHashTag`).
+    static func key(_ user: UserID, bucket: Bucket = .messages) -> String { bucket.keyPrefix + UserHashTag.of(user) }
 
     private let redis: ClusterRedis
 
