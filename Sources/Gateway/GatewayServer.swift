@@ -108,7 +108,7 @@ public final class GatewayServer: @unchecked Sendable {
         try await service.restoreSendersNewest()
         server.store = store
         if let url = chat.cluster.redisURL, let loop = server.group.loops.first {
-            let bus = ClusterBus(settings: try redisSettings(url: url, chat: chat),
+            let bus = ClusterBus(redis: try busRedis(url: url, chat: chat),
                                  signature: chat.cluster.busSecret.map(BusSignature.init(secret:)),
                                  nodeID: chat.cluster.nodeID ?? randomNodeID(),
                                  loop: loop, logger: logger,
@@ -134,17 +134,24 @@ public final class GatewayServer: @unchecked Sendable {
         return server
     }
 
-    /// How the bus reaches Redis: the endpoint of `url` (validated with the configuration),
-    /// a verifying TLS context for `rediss://`, and the command timeout. Errors name what is
-    /// wrong, never the URL (it may hold a password).
-    private static func redisSettings(url: String, chat: GatewayConfiguration) throws -> RedisConnectionSettings {
-        let endpoint = try RedisEndpoint.parse(url)
-        let tls: TLSContext? = try endpoint.usesTLS ? TLSContext.verifyingClient(caFile: chat.cluster.redisCAFile) : nil
+    /// How the bus reaches Redis: the endpoint of `url`, or the seeds of a Redis Cluster when
+    /// it lists several (validated with the configuration), a verifying TLS context for
+    /// `rediss://`, and the command timeout. Errors name what is wrong, never the URL (it
+    /// may hold a password).
+    private static func busRedis(url: String, chat: GatewayConfiguration) throws -> ClusterBus.Redis {
+        let seeds = url.contains(",") ? try RedisEndpoint.parseList(url) : [try RedisEndpoint.parse(url)]
+        let usesTLS = seeds.first?.usesTLS ?? false
+        let tls: TLSContext? = try usesTLS ? TLSContext.verifyingClient(caFile: chat.cluster.redisCAFile) : nil
         let timeout = Duration.milliseconds(chat.cluster.commandTimeoutMs)
         // An idle connection PINGs often enough that a silent Redis is found within about
         // twice the timeout even when nothing else is asked.
-        return RedisConnectionSettings(endpoint: endpoint, tls: tls, connectTimeout: timeout, commandTimeout: timeout,
-                                       keepaliveInterval: .milliseconds(max(50, min(1_000, chat.cluster.commandTimeoutMs / 2))))
+        let keepalive = Duration.milliseconds(max(50, min(1_000, chat.cluster.commandTimeoutMs / 2)))
+        if seeds.count > 1 {
+            return .cluster(RedisClusterSettings(seeds: seeds, tls: tls, connectTimeout: timeout, commandTimeout: timeout,
+                                                 keepaliveInterval: keepalive))
+        }
+        return .single(RedisConnectionSettings(endpoint: seeds[0], tls: tls, connectTimeout: timeout, commandTimeout: timeout,
+                                               keepaliveInterval: keepalive))
     }
 
     /// The web console over the files beside the binary; when they are missing it answers

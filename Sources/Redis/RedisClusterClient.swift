@@ -273,6 +273,12 @@ public final class RedisClusterClient: @unchecked Sendable {
         unreachable(link.waiting, reason: reason ?? "\(address): closed")
     }
 
+    /// Whether a command sent on any master's connection has waited for its reply longer
+    /// than `nanoseconds` (a slow node, not yet past the command timeout).
+    public func isWaiting(longerThan nanoseconds: UInt64) -> Bool {
+        links.values.contains { $0.connection?.isWaiting(longerThan: nanoseconds) == true }
+    }
+
     // MARK: sharded pub/sub
 
     /// Subscribes `channels` (SSUBSCRIBE on the master of each one's slot). Channels already
@@ -305,6 +311,12 @@ public final class RedisClusterClient: @unchecked Sendable {
                 connection.unsubscribe(group, sharded: true)
             }
         }
+    }
+
+    /// Drops every subscription connection (one that stopped delivering): their channels
+    /// are reported lost and subscribed again on fresh connections.
+    public func abandonSubscriptions(_ reason: String) {
+        for subscriber in subscribers.values { subscriber.connection?.abandon(reason) }
     }
 
     /// The channels wanted and subscribed, or sent and waiting for their confirmation.

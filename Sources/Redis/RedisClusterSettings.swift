@@ -39,7 +39,7 @@ public struct RedisClusterSettings: Sendable {
     }
 
     /// The settings of a connection to the node at `address`.
-    func connection(to address: RedisClusterAddress) -> RedisConnectionSettings {
+    public func connection(to address: RedisClusterAddress) -> RedisConnectionSettings {
         var settings = node
         settings.endpoint = RedisEndpoint(host: address.host, port: address.port, usesTLS: node.endpoint.usesTLS,
                                           username: node.endpoint.username, password: node.endpoint.password)

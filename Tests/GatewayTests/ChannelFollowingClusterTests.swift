@@ -19,8 +19,15 @@ private extension Range<Int> {
 @Suite(.enabled(if: PostgresTestDatabase.isAvailable && RedisTestServer.isAvailable,
                 "needs CHAT_TEST_POSTGRES_URL and redis-server"), .serialized)
 struct ChannelFollowingClusterTests {
-    /// Subscribers of `topic` on the cluster's Redis (`PUBSUB NUMSUB`), read with redis-cli.
+    /// Subscribers of `topic` on the cluster's Redis (`PUBSUB NUMSUB`; on a Redis Cluster
+    /// `PUBSUB SHARDNUMSUB` summed over the masters), read with redis-cli.
     private static func subscribers(_ cluster: TestCluster, _ topic: String) throws -> Int {
+        if let sharded = cluster.sharded {
+            return try sharded.masterPorts().reduce(0) { sum, port in
+                let lines = try sharded.cli(port, "PUBSUB", "SHARDNUMSUB", topic).split(separator: "\n")
+                return sum + (lines.count >= 2 ? Int(lines[1].trimmingCharacters(in: .whitespaces)) ?? -1 : -1)
+            }
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
         process.arguments = ["-p", String(cluster.redis.port), "PUBSUB", "NUMSUB", topic]
@@ -36,8 +43,9 @@ struct ChannelFollowingClusterTests {
         try await cluster.metric(node, #"chat_bus_events_total{direction="in"}"#)
     }
 
-    @Test func aNodeHearsAChannelOnlyWhileOneOfItsMembersIsConnectedThere() async throws {
-        let cluster = try await TestCluster.start(nodes: 3, configure: { $0.cluster.followGraceMs = 200 })
+    @Test(arguments: TestCluster.RedisKind.available)
+    func aNodeHearsAChannelOnlyWhileOneOfItsMembersIsConnectedThere(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await TestCluster.start(nodes: 3, kind: kind, configure: { $0.cluster.followGraceMs = 200 })
         let alice = try await cluster.nodes[0].connect("alice")
         let bob = try await cluster.nodes[1].connect("bob")
         _ = try await cluster.nodes[2].connect("carol")
@@ -76,8 +84,9 @@ struct ChannelFollowingClusterTests {
 
     /// Typing travels on the channel's stream: the nodes of its members hear it, a node
     /// without one does not, and the members get it as before.
-    @Test func typingReachesOnlyTheNodesOfTheChannelsMembers() async throws {
-        let cluster = try await TestCluster.start(nodes: 3)
+    @Test(arguments: TestCluster.RedisKind.available)
+    func typingReachesOnlyTheNodesOfTheChannelsMembers(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await TestCluster.start(nodes: 3, kind: kind)
         let alice = try await cluster.nodes[0].connect("alice")
         let bob = try await cluster.nodes[1].connect("bob")
         _ = try await cluster.nodes[2].connect("carol")
@@ -100,8 +109,9 @@ struct ChannelFollowingClusterTests {
         await cluster.end()
     }
 
-    @Test func aMemberAddedOnAnotherNodeHearsEveryMessageFromItsJoinOn() async throws {
-        let cluster = try await TestCluster.start(nodes: 2)
+    @Test(arguments: TestCluster.RedisKind.available)
+    func aMemberAddedOnAnotherNodeHearsEveryMessageFromItsJoinOn(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await TestCluster.start(nodes: 2, kind: kind)
         let alice = try await cluster.nodes[0].connect("alice")
         let erin = try await cluster.nodes[1].connect("erin")
         let channel = try await TestCluster.group(by: alice, with: [], name: "join")

@@ -80,15 +80,22 @@ import ChatCore
         (["CHAT_GATEWAY_CLUSTER_REDISURL": "rediss://127.0.0.1", "CHAT_GATEWAY_CLUSTER_REDISCAFILE": "/no/such/ca.pem"],
          "cluster.redisCaFile"),
         (["CHAT_GATEWAY_CLUSTER_REDISURL": "redis://redis.internal:6379"], "cluster.redisUrl"),
-        (["CHAT_GATEWAY_CLUSTER_REDISURL": "redis://127.0.0.1:7000,127.0.0.1:7001"], "cluster.redisUrl"),
+        (["CHAT_GATEWAY_CLUSTER_REDISURL": "redis://127.0.0.1:7000,"], "cluster.redisUrl"),
+        (["CHAT_GATEWAY_CLUSTER_REDISURL": "redis://127.0.0.1:7000/1,127.0.0.1:7001"], "cluster.redisUrl"),
+        (["CHAT_GATEWAY_CLUSTER_REDISURL": "redis://127.0.0.1:7000,rediss://127.0.0.1:7001"], "cluster.redisUrl"),
     ])
     func badValues(environment: [String: String], key: String) {
         #expect(error(environment)?.key == key, "\(String(describing: error(environment)))")
     }
 
-    @Test func seedsOfARedisClusterAreRefusedAsNotSupportedYet() {
-        let refused = error(["CHAT_GATEWAY_CLUSTER_REDISURL": "redis://:pw@127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002"])
-        #expect("\(String(describing: refused))".contains("3 seed nodes of a Redis Cluster"))
+    @Test func seedsOfARedisClusterAreTakenAndABadListIsRefusedWithoutItsPassword() throws {
+        for url in ["redis://127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002", "redis://:pw@127.0.0.1:7000,127.0.0.1:7001",
+                    "rediss://127.0.0.1:7000,rediss://127.0.0.1:7001"] {
+            #expect(try load(["CHAT_GATEWAY_CLUSTER_REDISURL": url]).cluster.redisURL == url)
+        }
+        let refused = error(["CHAT_GATEWAY_CLUSTER_REDISURL": "redis://:pw@127.0.0.1:7000/3,127.0.0.1:7001,127.0.0.1:7002"])
+        #expect(refused?.key == "cluster.redisUrl")
+        #expect("\(String(describing: refused))".contains("database"))
         #expect(!"\(String(describing: refused))".contains("pw"))
     }
 

@@ -3,15 +3,15 @@ import ServiceTestSupport
 import Testing
 @testable import Gateway
 
-/// Three gateway nodes on one PostgreSQL database and one Redis (PROTOCOL.md §13), each a
-/// real gateway on its own loopback port, clients connected to different nodes.
+/// Three gateway nodes on one PostgreSQL database (PROTOCOL.md §13), each a real gateway on
+/// its own loopback port, clients connected to different nodes; each rule on one Redis and
+/// on a 3-master Redis Cluster (`TestCluster.RedisKind`).
 @Suite(.enabled(if: PostgresTestDatabase.isAvailable && RedisTestServer.isAvailable,
                 "needs CHAT_TEST_POSTGRES_URL and redis-server"), .serialized)
 struct ClusterTests {
-    private func cluster(nodes count: Int = 3, configure: @escaping (inout GatewayConfiguration) -> Void = { _ in })
-        async throws -> TestCluster
-    {
-        try await TestCluster.start(nodes: count, configure: configure)
+    private func cluster(nodes count: Int = 3, on kind: TestCluster.RedisKind = .single,
+                         configure: @escaping (inout GatewayConfiguration) -> Void = { _ in }) async throws -> TestCluster {
+        try await TestCluster.start(nodes: count, kind: kind, configure: configure)
     }
 
     private func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
@@ -51,8 +51,9 @@ struct ClusterTests {
         return (ok, retries)
     }
 
-    @Test func aGroupAcrossThreeNodesGetsEveryMessageOnce() async throws {
-        let cluster = try await cluster()
+    @Test(arguments: TestCluster.RedisKind.available)
+    func aGroupAcrossThreeNodesGetsEveryMessageOnce(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind)
         let alice = try await cluster.nodes[0].connect("alice")
         let bob = try await cluster.nodes[1].connect("bob")
         let carol = try await cluster.nodes[2].connect("carol")
@@ -88,8 +89,9 @@ struct ClusterTests {
     /// §13: a user who has just connected to one node exists on every node. Twenty new users
     /// each connect to node 2 and are at once invited, blocked and subscribed to from node 1
     /// (and named in an admin call there): never ERR_UID_NOT_FOUND, no retry.
-    @Test func aUserWhoJustConnectedIsKnownOnEveryNode() async throws {
-        let cluster = try await cluster(nodes: 2)
+    @Test(arguments: TestCluster.RedisKind.available)
+    func aUserWhoJustConnectedIsKnownOnEveryNode(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(nodes: 2, on: kind)
         let alice = try await cluster.nodes[0].connect("alice")
         for n in 0..<20 {
             let user = "newcomer-\(n)"
@@ -111,8 +113,9 @@ struct ClusterTests {
     /// PROTOCOL.md §13: once A's block reply is out, no later message of B reaches A,
     /// whatever nodes they are on. Each trial: A (node 1) blocks B, B (node 2) sends at once,
     /// A unblocks, B sends a marker; the next message A sees must be the marker.
-    @Test func aBlockHoldsAcrossNodesFromItsReplyOn() async throws {
-        let cluster = try await cluster()
+    @Test(arguments: TestCluster.RedisKind.available)
+    func aBlockHoldsAcrossNodesFromItsReplyOn(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind)
         let alice = try await cluster.nodes[0].connect("alice")
         let bob = try await cluster.nodes[1].connect("bob")
         let channelID = try await group(by: alice, with: ["bob"])
@@ -136,8 +139,9 @@ struct ClusterTests {
 
     /// A committed message reaches a member on another node even though its own node
     /// answered first; the message's seq is the database's, gapless across nodes.
-    @Test func seqIsGaplessWhenEveryNodeSends() async throws {
-        let cluster = try await cluster()
+    @Test(arguments: TestCluster.RedisKind.available)
+    func seqIsGaplessWhenEveryNodeSends(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind)
         let clients = [try await cluster.nodes[0].connect("u1"), try await cluster.nodes[1].connect("u2"),
                        try await cluster.nodes[2].connect("u3")]
         let channelID = try await group(by: clients[0], with: ["u2", "u3"])
@@ -180,8 +184,9 @@ struct ClusterTests {
     /// PROTOCOL.md §6 across nodes: one user on three nodes fires 30 sends at once and gets
     /// exactly `userMessageBurst` (5) `ok`; the others are ERR_RATE_LIMITED with the wait
     /// until the shared bucket has a token again (one interval, 200 ms, on the stopped clocks).
-    @Test func theMessageRateCountsEveryNode() async throws {
-        let cluster = try await cluster { chat in
+    @Test(arguments: TestCluster.RedisKind.available)
+    func theMessageRateCountsEveryNode(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind) { chat in
             chat.limits.userMessagesPerSecond = 5
             chat.limits.userMessageBurst = 5
         }
@@ -202,8 +207,9 @@ struct ClusterTests {
     /// per user for every node, as the message rate is: one user on three nodes fires 30
     /// reactions at once and gets exactly `userChangeBurst` (5) `ok`, the others
     /// ERR_RATE_LIMITED with one interval's wait.
-    @Test func theChangeRateCountsEveryNode() async throws {
-        let cluster = try await cluster { chat in
+    @Test(arguments: TestCluster.RedisKind.available)
+    func theChangeRateCountsEveryNode(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind) { chat in
             chat.limits.userChangesPerSecond = 5
             chat.limits.userChangeBurst = 5
         }
@@ -223,8 +229,9 @@ struct ClusterTests {
 
     /// PROTOCOL.md §6 across nodes: 30 live connections of one user spread over three
     /// nodes, and the 31st gets 429 on any node; closing one makes room on another.
-    @Test func theConnectionCapCountsEveryNode() async throws {
-        let cluster = try await cluster()
+    @Test(arguments: TestCluster.RedisKind.available)
+    func theConnectionCapCountsEveryNode(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind)
         var connections: [RawChatClient] = []
         for index in 0..<30 {
             connections.append(try await cluster.nodes[index % 3].connect("alice", query: "&device=d\(index)"))
@@ -249,8 +256,9 @@ struct ClusterTests {
     /// every node: every node records every message of the channel in the bus's order, so
     /// a listener on any node gets the same first 5 of 12 sent through three nodes at once,
     /// and history holds all 12. (Counting only its own senders, a node would pass up to 12.)
-    @Test func theOpenChannelThrottleCountsEveryNode() async throws {
-        let cluster = try await cluster { chat in chat.limits.openChannelMessagesPerSecond = 5 }
+    @Test(arguments: TestCluster.RedisKind.available)
+    func theOpenChannelThrottleCountsEveryNode(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind) { chat in chat.limits.openChannelMessagesPerSecond = 5 }
         var listeners: [RawChatClient] = []
         for n in 0..<3 { listeners.append(try await cluster.nodes[n].connect("listener\(n)")) }
         let open = try #require(try listeners[0].ok("channel.create", ["channelType": "open", "name": "lobby"])["id"] as? String)
@@ -287,8 +295,9 @@ struct ClusterTests {
     /// PROTOCOL.md §13/§14: presence reflects every node. A user is online while one of its
     /// connections lives on any node: followers on other nodes hear the first connection
     /// and the last close, nothing in between, and a node asked afterwards knows the state.
-    @Test func presenceChangesAreSeenOnEveryNode() async throws {
-        let cluster = try await cluster()
+    @Test(arguments: TestCluster.RedisKind.available)
+    func presenceChangesAreSeenOnEveryNode(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind)
         _ = try await cluster.nodes[0].admin("POST", "/v1/admin/users", body: ["id": "alice"])
         let bob = try await cluster.nodes[1].connect("bob")
         /// "alice true" from a `user.presence`.
@@ -322,8 +331,9 @@ struct ClusterTests {
     /// lost, Redis fine) publishes what it committed meanwhile once it can: a block made then
     /// holds on the other nodes afterwards, instead of only in the database (fails with the
     /// outbox left unpublished).
-    @Test func writesANodeCouldNotPublishReachTheOthersOnceItCan() async throws {
-        let cluster = try await cluster()
+    @Test(arguments: TestCluster.RedisKind.available)
+    func writesANodeCouldNotPublishReachTheOthersOnceItCan(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind)
         let alice = try await cluster.nodes[0].connect("alice")
         // In a group only the node's memory of the block filters (a 1-to-1 message is also
         // stored hidden by the database's block rows): the case the outbox is for.
@@ -356,8 +366,9 @@ struct ClusterTests {
     /// §14 across nodes: typing on one node reaches the members on the others, filtered
     /// there like the typing user's messages (alice blocked bob: not on her hideBlocked=1
     /// connection on another node).
-    @Test func typingReachesOtherNodesWithTheBlockCheck() async throws {
-        let cluster = try await cluster()
+    @Test(arguments: TestCluster.RedisKind.available)
+    func typingReachesOtherNodesWithTheBlockCheck(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind)
         let alice = try await cluster.nodes[0].connect("alice")
         let aliceHiding = try await cluster.nodes[2].connect("alice", query: "&device=h&hideBlocked=1")
         let bob = try await cluster.nodes[1].connect("bob")
@@ -379,8 +390,9 @@ struct ClusterTests {
     /// §14 read state across nodes: a mark made on one node is the reader's state on every node
     /// (its other device's channel list), `channel.read` reaches members on other nodes, and in a
     /// 1-to-1 the blocker's marks never reach the blocked user wherever he is connected.
-    @Test func readMarksReachEveryNodeWithTheBlockRule() async throws {
-        let cluster = try await cluster()
+    @Test(arguments: TestCluster.RedisKind.available)
+    func readMarksReachEveryNodeWithTheBlockRule(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind)
         let alice = try await cluster.nodes[0].connect("alice")
         let aliceThere = try await cluster.nodes[2].connect("alice", query: "&device=t")
         let bob = try await cluster.nodes[1].connect("bob")
@@ -410,9 +422,10 @@ struct ClusterTests {
 
     /// PROTOCOL.md §13: exactly one push event per offline member and message, however many
     /// nodes: the committing node pushes, and only to members with no connection on any node.
-    @Test func oneNodePushesEachOfflineMemberOnce() async throws {
+    @Test(arguments: TestCluster.RedisKind.available)
+    func oneNodePushesEachOfflineMemberOnce(on kind: TestCluster.RedisKind) async throws {
         let folder = TestGateway.temporaryDirectory()
-        let cluster = try await cluster { chat in
+        let cluster = try await cluster(on: kind) { chat in
             chat.push = GatewayConfiguration.Push(sink: .file, file: folder + "/push-\(chat.cluster.nodeID ?? "").jsonl")
         }
         let alice = try await cluster.nodes[0].connect("alice")
@@ -439,8 +452,9 @@ struct ClusterTests {
 
     /// PROTOCOL.md §13: a `clientMessageId` sent through two nodes at once is stored once,
     /// both sends are answered with that message, and the other members get it once.
-    @Test func aClientMessageIdThroughTwoNodesAtOnceIsDeliveredOnce() async throws {
-        let cluster = try await cluster()
+    @Test(arguments: TestCluster.RedisKind.available)
+    func aClientMessageIdThroughTwoNodesAtOnceIsDeliveredOnce(on kind: TestCluster.RedisKind) async throws {
+        let cluster = try await cluster(on: kind)
         let phone = try await cluster.nodes[0].connect("alice", query: "&device=phone")
         let laptop = try await cluster.nodes[1].connect("alice", query: "&device=laptop")
         let bob = try await cluster.nodes[2].connect("bob")

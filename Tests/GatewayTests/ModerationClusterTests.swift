@@ -9,8 +9,9 @@ import Testing
 @Suite("Moderation across nodes", .serialized,
        .enabled(if: PostgresTestDatabase.isAvailable && RedisTestServer.isAvailable, "PostgreSQL or Redis is missing"))
 struct ModerationClusterTests {
-    static func run(nodes: Int = 2, _ body: (TestCluster) async throws -> Void) async throws {
-        let cluster = try await TestCluster.start(nodes: nodes)
+    static func run(nodes: Int = 2, on kind: TestCluster.RedisKind = .single,
+                    _ body: (TestCluster) async throws -> Void) async throws {
+        let cluster = try await TestCluster.start(nodes: nodes, kind: kind)
         do {
             try await body(cluster)
         } catch {
@@ -20,9 +21,10 @@ struct ModerationClusterTests {
         await cluster.end()
     }
 
-    @Test("60 trials: after the moderator's reply on node 1, the user's next send on node 2 is banned (plain: refused; shadow: heard by nobody)")
-    func aBanHoldsAcrossNodesFromItsReplyOn() async throws {
-        try await Self.run { cluster in
+    @Test("60 trials: after the moderator's reply on node 1, the user's next send on node 2 is banned (plain: refused; shadow: heard by nobody)",
+          arguments: TestCluster.RedisKind.available)
+    func aBanHoldsAcrossNodesFromItsReplyOn(on kind: TestCluster.RedisKind) async throws {
+        try await Self.run(on: kind) { cluster in
             let alice = try await cluster.nodes[0].connect("alice")
             let bob = try await cluster.nodes[1].connect("bob")
             let carol = try await cluster.nodes[1].connect("carol")

@@ -22,6 +22,8 @@ struct BusOutbox {
         /// The Redis channel it goes on (`ClusterBus.topic(for:)`).
         var topic: String
         var payload: [UInt8]
+        /// The event's number (`BusEvent.number`): copies of one event are told apart by it.
+        var number: UInt64
         var scope: ResyncScope
         var cost: Int { payload.count + BusOutbox.entryOverheadBytes }
     }
@@ -42,8 +44,8 @@ struct BusOutbox {
     var count: Int { entries.count - head }
     var isEmpty: Bool { count == 0 }
 
-    mutating func append(_ payload: [UInt8], topic: String, scope: ResyncScope) {
-        entries.append(Entry(topic: topic, payload: payload, scope: scope))
+    mutating func append(_ payload: [UInt8], topic: String, number: UInt64 = 0, scope: ResyncScope) {
+        entries.append(Entry(topic: topic, payload: payload, number: number, scope: scope))
         byteCount += entries[entries.count - 1].cost
         dropOldestPastCapacity()
         compactIfWasteful()

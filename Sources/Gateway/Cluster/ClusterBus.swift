@@ -5,22 +5,22 @@ import Logging
 import Redis
 import Synchronization
 
-/// The cluster bus on Redis (PROTOCOL.md §13): every node PUBLISHes the writes it
-/// committed to one Redis channel and SUBSCRIBEs to it. Redis hands each subscriber
-/// the messages in the order it executed the PUBLISHes, so every node sees every
-/// event — its own included — in one order.
+/// The cluster bus on Redis (PROTOCOL.md §13): every node publishes the writes it
+/// committed, a chat channel's on that channel's stream (heard by the nodes that follow
+/// it) and every other write on the control topic every node hears; the transport
+/// (`BusTransport`) carries them on one Redis or on a Redis Cluster.
 ///
-/// A node's own event is "ordered" once it comes back on its subscription: only then
-/// does `published`'s `ordered` run (the driver answers the requester and applies the
-/// write there), so a reply follows everything the bus carried before it — a block's
-/// reply follows the block on every node, and a message sent after it is filtered by
-/// it everywhere. When the bus cannot carry an event (no connection, a failed PUBLISH,
-/// the subscription lost before the echo), `ordered` runs at once: the write committed
-/// and this node's own connections are served; `resumed` then asks the driver to send
-/// `session.resync` once the subscription is back.
+/// A node's own event is "ordered" once it comes back on its subscription (on a Redis
+/// Cluster, a control event once every master took it): only then does `publish`'s
+/// `ordered` run (the driver answers the requester and applies the write there), so a
+/// reply follows everything the bus carried before it — a block's reply follows the
+/// block on every node, and a message sent after it is filtered by it everywhere. When
+/// the bus cannot carry an event (no connection, a failed publish, the subscription lost
+/// before the echo), `ordered` runs at once: the write committed and this node's own
+/// connections are served; `resumed` then asks the driver to send `session.resync` once
+/// the subscription is whole again.
 ///
-/// Two connections (a subscribed one takes no other command), both on one of the
-/// gateway's event loops; everything here runs on that loop. Reconnects with backoff.
+/// Everything here runs on one of the gateway's event loops, the transport's included.
 ///
 /// Redis is not trusted blindly: every command has a deadline (`commandTimeout`, which
 /// also bounds the wait for an event's echo), so a paused or partitioned Redis fails
@@ -28,11 +28,11 @@ import Synchronization
 /// every payload is signed and checked; every payload is validated before it is applied
 /// (`BusInputRules`), and what fails is dropped and counted.
 ///
-/// The other cluster parts use the same connections (`ClusterRedis`): the shared rate
+/// The other cluster parts use the same transport (`ClusterRedis`): the shared rate
 /// (`rates`), the cross-node connection entries (`connections`), presence (`presence`) and
-/// the typing relay (`typing`) send their commands on the publish connection, and the bus
-/// hands them what arrives on their channels of the subscription.
-final class ClusterBus: @unchecked Sendable {
+/// the typing relay (`typing`) send their commands through it, and the bus hands them what
+/// arrives on their topics.
+final class ClusterBus: BusTransportDelegate, @unchecked Sendable {
     /// The control channel every node hears: users, blocks, channels (members, roles, bans).
     static let channel = "chat:bus"
     static let resyncChannel = "chat:resync"
@@ -62,6 +62,7 @@ final class ClusterBus: @unchecked Sendable {
     let typing: ClusterTyping
 
     private let redis: ClusterRedis
+    private var transport: any BusTransport { redis.transport }
     var nodeID: String { redis.nodeID }
     var loop: EventLoop { redis.loop }
     private var settings: RedisConnectionSettings { redis.settings }
@@ -74,12 +75,7 @@ final class ClusterBus: @unchecked Sendable {
     /// Another node dropped events for these channels: their clients resync (on the loop).
     private let resyncRequested: @Sendable (ResyncScope) -> Void
 
-    /// The publish connection, which every part shares (`ClusterRedis`); the bus opens it.
-    private var publisher: RedisConnection? {
-        get { redis.publisher }
-        set { redis.publisher = newValue }
-    }
-    private var subscriber: RedisConnection?
+    /// Every topic every node hears is subscribed (`BusTransport.isHearing`).
     private var subscribed = false
     /// The chat channels whose streams this node follows (`follow`), subscribed again after
     /// every reconnect.
@@ -90,8 +86,6 @@ final class ClusterBus: @unchecked Sendable {
     private var followWaiters: [FollowWaiter] = []
     /// Live events may have been missed since the subscription was last up: resync when it is back.
     private var mayHaveMissedEvents = false
-    private var publisherRetry = 0.05
-    private var subscriberRetry = 0.05
     private var lastNumber: UInt64 = 0
     /// This node's events published and not yet back on the subscription, by number.
     private var awaitingEcho: [UInt64: @Sendable () -> Void] = [:]
@@ -105,20 +99,34 @@ final class ClusterBus: @unchecked Sendable {
     private var echoCheckScheduled = false
     /// Committed events the bus did not take, published again once it does.
     private var outbox: BusOutbox
-    /// Tests: no publish connection before this (uptime ns).
-    private var publisherHeldUntil: UInt64 = 0
     private var stopped = false
     private let reachable = Atomic<Bool>(false)
 
-    init(settings: RedisConnectionSettings, signature: BusSignature? = nil, nodeID: String, loop: EventLoop,
+    /// Where the bus finds Redis: one server, or the seeds of a Redis Cluster.
+    enum Redis {
+        case single(RedisConnectionSettings)
+        case cluster(RedisClusterSettings)
+    }
+
+    init(redis where: Redis, signature: BusSignature? = nil, nodeID: String, loop: EventLoop,
          logger: Logger, metrics: GatewayMetrics, outboxCapacityBytes: Int = BusOutbox.defaultCapacityBytes,
          received: @escaping @Sendable (BusEvent) -> Void, resumed: @escaping @Sendable () -> Void,
          presenceChanged: @escaping @Sendable (UserID, Bool, Milliseconds) -> Void = { _, _, _ in },
          presenceSnapshot: @escaping @Sendable ([(user: UserID, expiresAt: Milliseconds)]) -> Void = { _ in },
          typingReceived: @escaping @Sendable (TypingRelay) -> Void = { _ in },
          resyncRequested: @escaping @Sendable (ResyncScope) -> Void = { _ in }) {
-        let redis = ClusterRedis(settings: settings, signature: signature, nodeID: nodeID, loop: loop, logger: logger,
-                                 metrics: metrics)
+        let transport: any BusTransport
+        let settings: RedisConnectionSettings
+        switch `where` {
+        case .single(let single):
+            settings = single
+            transport = SingleRedisTransport(settings: single, nodeID: nodeID, loop: loop, logger: logger, metrics: metrics)
+        case .cluster(let cluster):
+            settings = cluster.node
+            transport = ShardedRedisTransport(settings: cluster, nodeID: nodeID, loop: loop, logger: logger, metrics: metrics)
+        }
+        let redis = ClusterRedis(transport: transport, settings: settings, signature: signature, nodeID: nodeID, loop: loop,
+                                 logger: logger, metrics: metrics)
         self.redis = redis
         let presence = ClusterPresence(redis: redis, changed: presenceChanged, snapshot: presenceSnapshot)
         self.presence = presence
@@ -133,26 +141,27 @@ final class ClusterBus: @unchecked Sendable {
 
     func start() {
         loop.execute { [self] in
-            connectPublisher()
-            connectSubscriber()
+            transport.delegate = self
+            transport.start(broadcastTopics: [Self.channel, Self.resyncChannel],
+                            scriptTopics: [ClusterPresence.channel, ClusterTyping.channel])
         }
     }
 
     func stop() {
         loop.execute { [self] in
             stopped = true
-            publisher?.close()
-            subscriber?.close()
+            transport.stop()
             releaseAwaiting()
         }
     }
 
-    /// Both connections up and subscribed (`/readyz`).
+    /// Publishing works and every topic every node hears is subscribed (`/readyz`).
     var isReachable: Bool { reachable.load(ordering: .relaxed) }
 
     /// Publishes `write` (committed, with the store's `result`) on its topic; `ordered` runs
-    /// on the loop once the event is back on this node's subscription, or at once when the
-    /// bus cannot carry it or this node does not hear that topic.
+    /// on the loop once the event is ordered (its echo, or every master's reply for a control
+    /// event on a Redis Cluster), or at once when the bus cannot carry it or this node does
+    /// not hear that topic.
     func publish(_ write: StoreWrite, result: StoreWriteResult, ordered: @escaping @Sendable () -> Void) {
         loop.execute { [self] in
             lastNumber += 1
@@ -161,27 +170,29 @@ final class ClusterBus: @unchecked Sendable {
             let payload = redis.seal(BusEvent(node: nodeID, number: number, write: write, result: result).encoded(),
                                      channel: topic)
             let scope = ResyncScope.of(write)
-            guard let publisher, publisher.isConnected, outbox.isEmpty else {
+            guard transport.canPublish, outbox.isEmpty else {
                 // The others may still be subscribed: they get it once this node can publish again.
-                appendToOutbox(payload, topic: topic, scope: scope)
+                appendToOutbox(payload, topic: topic, number: number, scope: scope)
                 noteMissed()
-                if self.publisher?.isConnected == true { publishOutbox() }
+                if transport.canPublish { publishOutbox() }
                 ordered()
                 return
             }
-            guard topic == Self.channel || confirmedTopics.contains(topic) else {
+            let isControl = topic == Self.channel
+            guard isControl || confirmedTopics.contains(topic) else {
                 // A stream this node does not hear (nobody here follows the channel, or its
                 // subscription is not confirmed yet): no echo will come, and nothing here waits
                 // for the event's order.
-                send(payload, topic: topic, scope: scope, on: publisher) { _ in }
+                send(payload, topic: topic, number: number, scope: scope) { _ in }
                 ordered()
                 return
             }
-            guard subscribed, !publisher.isWaiting(longerThan: redis.answerWaitNanoseconds) else {
+            let orderedByReply = isControl && transport.broadcastIsOrderedByReply
+            guard orderedByReply || subscribed, !transport.isWaiting(longerThan: redis.answerWaitNanoseconds) else {
                 // No echo to wait for (or Redis is already slow to answer, and the write's
                 // answer must not wait on it): published for the others, acted on here at once.
                 noteMissed()
-                send(payload, topic: topic, scope: scope, on: publisher) { _ in }
+                send(payload, topic: topic, number: number, scope: scope) { _ in }
                 ordered()
                 return
             }
@@ -189,13 +200,25 @@ final class ClusterBus: @unchecked Sendable {
             publishedAt[number] = DispatchTime.now().uptimeNanoseconds
             echoOrder.append(number)
             scheduleEchoCheck()
-            send(payload, topic: topic, scope: scope, on: publisher) { [self] published in
-                guard !published, let waiting = awaitingEcho.removeValue(forKey: number) else { return }
+            send(payload, topic: topic, number: number, scope: scope) { [self] published in
+                if published {
+                    if orderedByReply { echoed(number) }
+                    return
+                }
+                guard let waiting = awaitingEcho.removeValue(forKey: number) else { return }
                 publishedAt[number] = nil
                 noteMissed()
                 waiting()
             }
         }
+    }
+
+    /// This node's event `number` is ordered: its waiter runs.
+    private func echoed(_ number: UInt64) {
+        if let sent = publishedAt.removeValue(forKey: number) {
+            metrics.busEchoLatency.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - sent))
+        }
+        awaitingEcho.removeValue(forKey: number)?()
     }
 
     // MARK: following channels
@@ -217,12 +240,12 @@ final class ClusterBus: @unchecked Sendable {
             metrics.busFollowedChannels.record(followed.count)
             let topics = Set(channels.map(Self.topic(of:))).subtracting(confirmedTopics)
             guard !topics.isEmpty else { return ready() }
-            guard subscribed, let subscriber, subscriber.isConnected else {
+            transport.follow(topics.sorted())
+            guard subscribed else {
                 noteMissed()
                 return ready()
             }
             followWaiters.append(FollowWaiter(topics: topics, ready: ready))
-            subscriber.subscribe(more: topics.sorted())
         }
     }
 
@@ -231,20 +254,16 @@ final class ClusterBus: @unchecked Sendable {
         loop.execute { [self] in
             followed.subtract(channels)
             metrics.busFollowedChannels.record(followed.count)
-            let topics = channels.map(Self.topic(of:)).filter { confirmedTopics.remove($0) != nil }
-            guard !topics.isEmpty, let subscriber, subscriber.isConnected else { return }
-            subscriber.unsubscribe(topics.sorted())
+            let topics = channels.map(Self.topic(of:))
+            for topic in topics { confirmedTopics.remove(topic) }
+            transport.unfollow(topics)
         }
     }
 
-    private func topicConfirmed(_ topic: String) {
+    func transportConfirmed(topic: String) {
         let channel = String(topic.dropFirst(Self.streamPrefix.count))
-        if followed.contains(channel) {
-            confirmedTopics.insert(topic)
-        } else {
-            // Unfollowed while its subscription was on its way: this node does not need it.
-            subscriber?.unsubscribe([topic])
-        }
+        guard followed.contains(channel) else { return }
+        confirmedTopics.insert(topic)
         var still: [FollowWaiter] = []
         var ready: [@Sendable () -> Void] = []
         for var waiter in followWaiters {
@@ -262,117 +281,59 @@ final class ClusterBus: @unchecked Sendable {
         for waiter in waiting { waiter.ready() }
     }
 
-    // MARK: connections
+    // MARK: what the transport says
 
-    private func connectPublisher() {
-        guard !stopped else { return }
-        var settings = self.settings
-        settings.clientName = nodeID + "-publish"
-        publisher = RedisConnection(settings: settings, loop: loop, connected: { [self] failure in
-            if let failure {
-                publisher = nil
-                retry(publisher: true, failure)
-            } else {
-                publisherRetry = 0.05
-                publishOutbox()
-                updateReachable()
-            }
-        }, closed: { [self] reason in
-            publisher = nil
-            updateReachable()
-            retry(publisher: true, reason ?? "closed")
-        })
+    func transportCanPublish() {
+        publishOutbox()
+        updateReachable()
     }
 
-    /// Publishes what the bus did not take while this node could not publish, oldest
-    /// first and before anything newer; what fails again goes back in front.
-    private func publishOutbox() {
-        guard let publisher, !outbox.isEmpty || !outbox.droppedScope.isEmpty else { return }
-        let (dropped, scope) = outbox.takeDroppedScope()
-        if !scope.isEmpty {
-            // Those events will never reach the others: their clients read them from history.
-            logger.error("bus.outbox_dropped", metadata: ["events": "\(dropped)",
-                                                          "channels": "\(scope.everything ? "all" : "\(scope.channels.count)")"])
-            let notice = redis.seal(BusResyncNotice(node: nodeID, scope: scope).encoded(), channel: Self.resyncChannel)
-            publisher.send([Array("PUBLISH".utf8), Array(Self.resyncChannel.utf8), notice]) { [self] reply in
-                // Not taken: asked again with the next outbox round.
-                if reply.isFailure { outbox.keepDroppedScope(scope, events: dropped) }
-            }
-        }
-        guard !outbox.isEmpty else { return }
-        let pending = outbox.takeAll()
-        logger.notice("bus.outbox_published", metadata: ["events": "\(pending.count)"])
-        var failed: [BusOutbox.Entry] = []
-        var answered = 0
-        for entry in pending {
-            send(entry.payload, topic: entry.topic, scope: entry.scope, on: publisher, outboxOnFailure: false) { [self] published in
-                if !published { failed.append(entry) }
-                answered += 1
-                if answered == pending.count { outbox.putBack(failed) }
-            }
+    func transportStoppedPublishing() {
+        noteMissed()
+        updateReachable()
+    }
+
+    func transportHearing() {
+        subscribed = true
+        updateReachable()
+        // Changes missed while presence was not heard are made up from the set.
+        presence.readSnapshot()
+        if mayHaveMissedEvents {
+            mayHaveMissedEvents = false
+            logger.notice("bus.resumed", metadata: ["node": "\(nodeID)"])
+            resumed()
         }
     }
 
-    /// PUBLISHes one (sealed) event; `answered` gets whether Redis took it. A failed event
-    /// goes to the outbox (`outboxOnFailure` false: the caller puts it back itself, in order).
-    private func send(_ payload: [UInt8], topic: String, scope: ResyncScope, on publisher: RedisConnection,
-                      outboxOnFailure: Bool = true, answered: @escaping (Bool) -> Void) {
-        metrics.busEventsOut.increment()
-        publisher.send([Array("PUBLISH".utf8), Array(topic.utf8), payload]) { [self] reply in
-            if reply.isFailure && outboxOnFailure { appendToOutbox(payload, topic: topic, scope: scope) }
-            answered(!reply.isFailure)
+    func transportLost(topics: [String], hearing: Bool) {
+        if subscribed && !hearing { logger.error("bus.subscription_lost", metadata: ["node": "\(nodeID)"]) }
+        subscribed = hearing
+        noteMissed()
+        if hearing {
+            for topic in topics { confirmedTopics.remove(topic) }
+        } else {
+            confirmedTopics.removeAll()
         }
+        releaseFollowWaiters()
+        updateReachable()
+        releaseAwaiting()
     }
 
-    private func appendToOutbox(_ payload: [UInt8], topic: String, scope: ResyncScope) {
-        let before = outbox.dropped
-        outbox.append(payload, topic: topic, scope: scope)
-        if outbox.dropped > before { metrics.busOutboxDropped.increment(by: outbox.dropped - before) }
-    }
-
-    private func connectSubscriber() {
-        guard !stopped else { return }
-        var settings = self.settings
-        settings.clientName = nodeID + "-subscribe"
-        subscriber = RedisConnection(settings: settings, loop: loop, connected: { [self] failure in
-            if let failure {
-                subscriber = nil
-                retry(publisher: false, failure)
-                return
-            }
-            subscriberRetry = 0.05
-            let topics = [Self.channel, ClusterPresence.channel, ClusterTyping.channel, Self.resyncChannel]
-                + followed.sorted().map(Self.topic(of:))
-            subscriber?.subscribe(topics) { [self] reply in
-                handleSubscription(reply)
-            }
-        }, closed: { [self] reason in
-            subscriber = nil
-            subscriptionLost()
-            retry(publisher: false, reason ?? "closed")
-        })
-    }
-
-    private func handleSubscription(_ reply: RedisReply) {
-        switch reply {
-        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == ClusterPresence.channel:
-            guard case .string(let message) = parts[2] else { return }
+    func transportReceived(_ message: [UInt8], on topic: String) {
+        switch topic {
+        case ClusterPresence.channel:
             presence.received(message)
-        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == ClusterTyping.channel:
-            guard case .string(let message) = parts[2] else { return }
+        case ClusterTyping.channel:
             typing.received(message)
-        case .array(let parts) where parts.count == 3 && parts[0].text == "message" && parts[1].text == Self.resyncChannel:
-            guard case .string(let message) = parts[2], let payload = redis.unseal(message, channel: Self.resyncChannel) else { return }
+        case Self.resyncChannel:
+            guard let payload = redis.unseal(message, channel: Self.resyncChannel) else { return }
             guard let notice = BusResyncNotice.decode(payload) else {
                 redis.rejectMalformed(Self.resyncChannel)
                 return
             }
             if notice.node != nodeID { resyncRequested(notice.scope) }
-        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe" && parts[1].text == ClusterPresence.channel:
-            presence.readSnapshot()
-        case .array(let parts) where parts.count == 3 && parts[0].text == "message":
-            guard case .string(let message) = parts[2], let topic = parts[1].text,
-                  topic == Self.channel || topic.hasPrefix(Self.streamPrefix),
+        default:
+            guard topic == Self.channel || topic.hasPrefix(Self.streamPrefix),
                   let payload = redis.unseal(message, channel: topic) else { return }
             if topic != Self.channel && ClusterTyping.isRelay(payload) {
                 typing.received(payload: payload, on: topic)
@@ -389,31 +350,67 @@ final class ClusterBus: @unchecked Sendable {
                 return
             }
             if event.node == nodeID {
-                if let sent = publishedAt.removeValue(forKey: event.number) {
-                    metrics.busEchoLatency.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - sent))
-                }
-                awaitingEcho.removeValue(forKey: event.number)?()
+                // A control event ordered by its replies is not ordered by its first copy.
+                if topic != Self.channel || !transport.broadcastIsOrderedByReply { echoed(event.number) }
             } else {
                 received(event)
             }
-        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe"
-            && parts[1].text?.hasPrefix(Self.streamPrefix) == true:
-            // A channel's stream joined a subscription already up: not a resumption (events
-            // this node may have missed are noted for the next one).
-            if let topic = parts[1].text { topicConfirmed(topic) }
-        case .array(let parts) where parts.count == 3 && parts[0].text == "subscribe":
-            subscribed = true
-            updateReachable()
-            if mayHaveMissedEvents {
-                mayHaveMissedEvents = false
-                logger.notice("bus.resumed", metadata: ["node": "\(nodeID)"])
-                resumed()
-            }
-        case .disconnected:
-            subscriptionLost()
-        default:
-            break
         }
+    }
+
+    // MARK: publishing
+
+    /// Publishes what the bus did not take while this node could not publish, oldest
+    /// first and before anything newer; what fails again goes back in front.
+    private func publishOutbox() {
+        guard transport.canPublish, !outbox.isEmpty || !outbox.droppedScope.isEmpty else { return }
+        let (dropped, scope) = outbox.takeDroppedScope()
+        if !scope.isEmpty {
+            // Those events will never reach the others: their clients read them from history.
+            logger.error("bus.outbox_dropped", metadata: ["events": "\(dropped)",
+                                                          "channels": "\(scope.everything ? "all" : "\(scope.channels.count)")"])
+            let notice = redis.seal(BusResyncNotice(node: nodeID, scope: scope).encoded(), channel: Self.resyncChannel)
+            lastNumber += 1
+            transport.broadcast(notice, on: Self.resyncChannel, number: lastNumber) { [self] published in
+                // Not taken: asked again with the next outbox round.
+                if !published { outbox.keepDroppedScope(scope, events: dropped) }
+            }
+        }
+        guard !outbox.isEmpty else { return }
+        let pending = outbox.takeAll()
+        logger.notice("bus.outbox_published", metadata: ["events": "\(pending.count)"])
+        var failed: [BusOutbox.Entry] = []
+        var answered = 0
+        for entry in pending {
+            send(entry.payload, topic: entry.topic, number: entry.number, scope: entry.scope, outboxOnFailure: false) { [self] published in
+                if !published { failed.append(entry) }
+                answered += 1
+                if answered == pending.count { outbox.putBack(failed) }
+            }
+        }
+    }
+
+    /// Publishes one (sealed) event: broadcast when it is a control event, on its channel's
+    /// stream otherwise; `answered` gets whether Redis took it. A failed event goes to the
+    /// outbox (`outboxOnFailure` false: the caller puts it back itself, in order).
+    private func send(_ payload: [UInt8], topic: String, number: UInt64, scope: ResyncScope,
+                      outboxOnFailure: Bool = true, answered: @escaping (Bool) -> Void) {
+        metrics.busEventsOut.increment()
+        let taken: (Bool) -> Void = { [self] published in
+            if !published && outboxOnFailure { appendToOutbox(payload, topic: topic, number: number, scope: scope) }
+            answered(published)
+        }
+        if topic == Self.channel {
+            transport.broadcast(payload, on: topic, number: number, answered: taken)
+        } else {
+            transport.publish(payload, on: topic, answered: taken)
+        }
+    }
+
+    private func appendToOutbox(_ payload: [UInt8], topic: String, number: UInt64, scope: ResyncScope) {
+        let before = outbox.dropped
+        outbox.append(payload, topic: topic, number: number, scope: scope)
+        if outbox.dropped > before { metrics.busOutboxDropped.increment(by: outbox.dropped - before) }
     }
 
     // MARK: echo deadline
@@ -473,7 +470,7 @@ final class ClusterBus: @unchecked Sendable {
             }
             if now >= sent + settings.commandTimeoutNanoseconds {
                 metrics.redisTimeouts.increment()
-                subscriber?.abandon("no echo within \(settings.commandTimeout)")
+                transport.abandonSubscription("no echo within \(settings.commandTimeout)")
                 // Abandoning released every waiter; if nothing was subscribed, release here.
                 releaseAwaiting()
             }
@@ -494,15 +491,6 @@ final class ClusterBus: @unchecked Sendable {
         }
     }
 
-    private func subscriptionLost() {
-        if subscribed { logger.error("bus.subscription_lost", metadata: ["node": "\(nodeID)"]) }
-        subscribed = false
-        confirmedTopics.removeAll()
-        releaseFollowWaiters()
-        updateReachable()
-        releaseAwaiting()
-    }
-
     /// The events waiting for their echo will not get it: serve them here now.
     /// Also ends the echo deadlines of events whose waiter was served already.
     private func releaseAwaiting() {
@@ -519,35 +507,13 @@ final class ClusterBus: @unchecked Sendable {
         mayHaveMissedEvents = true
     }
 
-    private func retry(publisher isPublisher: Bool, _ reason: String) {
-        guard !stopped else { return }
-        if reason.contains(RedisConnection.timeoutReason) { metrics.redisTimeouts.increment() }
-        noteMissed()
-        let delay = isPublisher ? publisherRetry : subscriberRetry
-        if isPublisher { publisherRetry = min(publisherRetry * 2, 2) } else { subscriberRetry = min(subscriberRetry * 2, 2) }
-        logger.warning("bus.reconnect", metadata: [
-            "connection": "\(isPublisher ? "publish" : "subscribe")", "reason": "\(reason)",
-            "retryMs": "\(Int(delay * 1000))",
-        ])
-        let now = DispatchTime.now().uptimeNanoseconds
-        let held = isPublisher && publisherHeldUntil > now ? publisherHeldUntil - now : 0
-        loop.queue.asyncAfter(deadline: .now() + delay + .nanoseconds(Int(held))) { [self] in
-            if isPublisher { connectPublisher() } else { connectSubscriber() }
-        }
-    }
-
-    /// Tests: closes the publish connection and keeps it closed for `duration`, while the
-    /// subscription stays (a node that cannot publish while the others hear each other).
+    /// Tests: this node cannot publish for `duration` while its subscriptions stay (a node
+    /// that cannot publish while the others hear each other).
     func holdPublisher(for duration: Duration) {
-        loop.execute { [self] in
-            let (seconds, attoseconds) = duration.components
-            publisherHeldUntil = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
-                + UInt64(attoseconds / 1_000_000_000)
-            publisher?.close()
-        }
+        loop.execute { [self] in transport.holdPublisher(for: duration) }
     }
 
     private func updateReachable() {
-        reachable.store(subscribed && publisher?.isConnected == true, ordering: .relaxed)
+        reachable.store(subscribed && transport.canPublish, ordering: .relaxed)
     }
 }

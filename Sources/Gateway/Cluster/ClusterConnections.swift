@@ -82,13 +82,13 @@ struct ClusterConnections: Sendable {
     /// when Redis cannot answer (this node's own count decides then).
     func admit(user: UserID, entry: String, cap: Int, now: Milliseconds, decided: @escaping @Sendable (Bool?) -> Void) {
         redis.loop.execute { [redis, presence] in
-            guard let publisher = redis.connectedPublisher else {
+            guard redis.canSend else {
                 decided(nil)
                 return
             }
             let expiry = now + Self.entryMilliseconds
-            publisher.send(["EVAL", Self.admitScript, "2", Self.key(user), Self.versionKey(user), "\(now)", "\(cap)",
-                            "\(expiry)", entry, "\(Self.entryMilliseconds * 2)"]) { reply in
+            redis.send(["EVAL", Self.admitScript, "2", Self.key(user), Self.versionKey(user), "\(now)", "\(cap)",
+                        "\(expiry)", entry, "\(Self.entryMilliseconds * 2)"], key: Self.key(user)) { reply in
                 guard let answer = Self.answer(reply), answer.done == 0 || answer.done == 1 else {
                     decided(nil)
                     return
@@ -114,7 +114,7 @@ struct ClusterConnections: Sendable {
     /// rather than a message never announced).
     func offline(_ users: [UserID], now: Milliseconds, answer: @escaping @Sendable (Set<UserID>) -> Void) {
         redis.loop.execute { [redis] in
-            guard !users.isEmpty, let publisher = redis.connectedPublisher else {
+            guard !users.isEmpty, redis.canSend else {
                 answer(Set(users))
                 return
             }
@@ -122,7 +122,7 @@ struct ClusterConnections: Sendable {
             var result: Set<UserID> = []
             var answered = 0
             for user in users {
-                publisher.send(["ZCOUNT", Self.key(user), "\(now)", "+inf"]) { reply in
+                redis.send(["ZCOUNT", Self.key(user), "\(now)", "+inf"], key: Self.key(user)) { reply in
                     var live = false
                     if case .integer(let count) = reply { live = count > 0 }
                     if !live { result.insert(user) }
@@ -137,12 +137,12 @@ struct ClusterConnections: Sendable {
     /// `done` gets false when Redis could not be asked.
     func release(user: UserID, entry: String, now: Milliseconds, done: @escaping @Sendable (Bool) -> Void) {
         redis.loop.execute { [redis, presence] in
-            guard let publisher = redis.connectedPublisher else {
+            guard redis.canSend else {
                 done(false)
                 return
             }
-            publisher.send(["EVAL", Self.releaseScript, "2", Self.key(user), Self.versionKey(user), entry, "\(now)",
-                            "\(Self.entryMilliseconds * 2)"]) { reply in
+            redis.send(["EVAL", Self.releaseScript, "2", Self.key(user), Self.versionKey(user), entry, "\(now)",
+                        "\(Self.entryMilliseconds * 2)"], key: Self.key(user)) { reply in
                 done(!reply.isFailure)
                 if let answer = Self.answer(reply), answer.done == 1, answer.edge == 1 {
                     presence.announce(online: false, user: user, version: answer.version, expiry: now, now: now)
@@ -154,15 +154,15 @@ struct ClusterConnections: Sendable {
     /// Pushes the expiry of this node's live connection entries forward (every few seconds).
     func refresh(_ entries: [(user: UserID, entry: String)], now: Milliseconds) {
         redis.loop.execute { [redis, presence] in
-            guard let publisher = redis.connectedPublisher else { return }
+            guard redis.canSend else { return }
             let expiry = now + Self.entryMilliseconds
             for (user, entry) in entries {
-                publisher.send(["ZADD", Self.key(user), "\(expiry)", entry]) { _ in }
+                redis.send(["ZADD", Self.key(user), "\(expiry)", entry], key: Self.key(user))
             }
             // One expiry per user's set, however many of its connections live here.
             for user in Set(entries.map(\.user)) {
-                publisher.send(["PEXPIRE", Self.key(user), "\(Self.entryMilliseconds * 2)"]) { _ in }
-                presence.refresh(user, expiry: expiry, now: now, on: publisher)
+                redis.send(["PEXPIRE", Self.key(user), "\(Self.entryMilliseconds * 2)"], key: Self.key(user))
+                presence.refresh(user, expiry: expiry, now: now)
             }
         }
     }

@@ -108,22 +108,21 @@ struct ClusterPresence: Sendable {
         return String(decoding: signature.mac(change, channel: Self.channel), as: UTF8.self) + " "
     }
 
-    /// Pushes `user`'s latest expiry in `chat:online` forward on `publisher` (on the loop, in
-    /// line with the refresh of its connection entries); back in the set after a Redis
-    /// restart emptied it, the user is announced online again.
-    func refresh(_ user: UserID, expiry: Milliseconds, now: Milliseconds, on publisher: RedisConnection) {
-        publisher.send(["EVAL", Self.refreshScript, "1", Self.onlineKey, "\(expiry)", user, "\(now)",
-                        seal(online: true, at: now, user: user)]) { _ in }
+    /// Pushes `user`'s latest expiry in `chat:online` forward (on the loop, in line with the
+    /// refresh of its connection entries); back in the set after a Redis restart emptied it,
+    /// the user is announced online again.
+    func refresh(_ user: UserID, expiry: Milliseconds, now: Milliseconds) {
+        redis.send(["EVAL", Self.refreshScript, "1", Self.onlineKey, "\(expiry)", user, "\(now)",
+                    seal(online: true, at: now, user: user)], key: Self.onlineKey)
     }
 
     /// A user's first entry added (`online`) or last removed, decided in the user's slot
     /// with `version`: applied and announced unless a newer change of the user was.
     func announce(online: Bool, user: UserID, version: Int64, expiry: Milliseconds, now: Milliseconds) {
         redis.loop.execute { [self] in
-            guard let publisher = redis.connectedPublisher else { return }
-            publisher.send(["EVAL", Self.announceScript, "3", Self.onlineKey, Self.versionsKey, Self.goneKey,
-                            online ? "1" : "0", user, "\(version)", "\(expiry)", "\(now)",
-                            seal(online: online, at: now, user: user)]) { _ in }
+            redis.send(["EVAL", Self.announceScript, "3", Self.onlineKey, Self.versionsKey, Self.goneKey,
+                        online ? "1" : "0", user, "\(version)", "\(expiry)", "\(now)",
+                        seal(online: online, at: now, user: user)], key: Self.onlineKey)
         }
     }
 
@@ -131,11 +130,11 @@ struct ClusterPresence: Sendable {
     /// runs it every few seconds, and each user is announced by one.
     func expire(now: Milliseconds) {
         redis.loop.execute { [self] in
-            guard let publisher = redis.connectedPublisher else { return }
+            guard redis.canSend else { return }
             // The candidates first, then each one's newest entry in its own slot, so that each
             // offline announcement can be signed here; the script checks each again.
-            publisher.send(["ZRANGEBYSCORE", Self.onlineKey, "-inf", "\(now)", "LIMIT", "0", "1000"]) { [self] reply in
-                guard case .array(let members) = reply, let publisher = redis.connectedPublisher else { return }
+            redis.send(["ZRANGEBYSCORE", Self.onlineKey, "-inf", "\(now)", "LIMIT", "0", "1000"], key: Self.onlineKey) { [self] reply in
+                guard case .array(let members) = reply else { return }
                 let users = members.compactMap { member -> UserID? in
                     guard let user = member.text, BusInputRules.isUserID(user) else { return nil }
                     return user
@@ -144,20 +143,20 @@ struct ClusterPresence: Sendable {
                 var newest: [UserID: (expiry: Int64, version: Int64)] = [:]
                 var answered = 0
                 for user in users {
-                    publisher.send(["EVAL", ClusterConnections.newestScript, "2", ClusterConnections.key(user),
-                                    ClusterConnections.versionKey(user), "\(now)"]) { [self] reply in
+                    redis.send(["EVAL", ClusterConnections.newestScript, "2", ClusterConnections.key(user),
+                                ClusterConnections.versionKey(user), "\(now)"], key: ClusterConnections.key(user)) { [self] reply in
                         if case .array(let parts) = reply, parts.count == 2,
                            case .integer(let expiry) = parts[0], case .integer(let version) = parts[1] {
                             newest[user] = (expiry, version)
                         }
                         answered += 1
-                        guard answered == users.count, let publisher = redis.connectedPublisher else { return }
+                        guard answered == users.count else { return }
                         var arguments = ["EVAL", Self.expireScript, "3", Self.onlineKey, Self.versionsKey, Self.goneKey, "\(now)"]
                         for user in users {
                             guard let (expiry, version) = newest[user] else { continue }
                             arguments += [user, "\(expiry)", "\(version)", seal(online: false, at: now, user: user)]
                         }
-                        publisher.send(arguments) { _ in }
+                        redis.send(arguments, key: Self.onlineKey)
                     }
                 }
             }
@@ -177,8 +176,7 @@ struct ClusterPresence: Sendable {
     /// Every user with a live entry, read when the presence subscription (re)starts (after
     /// it started, so that no change falls between the two).
     func readSnapshot() {
-        guard let publisher = redis.connectedPublisher else { return }
-        publisher.send(["ZRANGE", Self.onlineKey, "0", "-1", "WITHSCORES"]) { [self] reply in
+        redis.send(["ZRANGE", Self.onlineKey, "0", "-1", "WITHSCORES"], key: Self.onlineKey) { [self] reply in
             guard case .array(let parts) = reply else { return }
             var users: [(user: UserID, expiresAt: Milliseconds)] = []
             var index = 0

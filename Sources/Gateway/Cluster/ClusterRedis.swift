@@ -3,26 +3,29 @@ import Logging
 import Redis
 
 /// What a node's cluster parts share of its Redis (`ClusterBus`, `SharedRateLimit`,
-/// `ClusterConnections`, `ClusterPresence`, `ClusterTyping`): the publish connection, the
-/// loop everything runs on, the bus signature and the counting of bad input.
+/// `ClusterConnections`, `ClusterPresence`, `ClusterTyping`): the transport every command
+/// goes through, the loop everything runs on, the bus signature and the counting of bad
+/// input.
 ///
-/// `ClusterBus` opens and reopens the connection (its ups and downs drive the bus's echo
-/// waits and outbox); every part sends its commands on it, so a node's commands reach Redis
-/// in one order on one connection, as the bus's ordering arguments assume
-/// (docs/ARCHITECTURE.md, "Cluster mode"). The subscribed connection takes no other command
-/// and stays the bus's own. `publisher` is used on `loop` only.
+/// `ClusterBus` starts the transport and follows its ups and downs (they drive the bus's
+/// echo waits and outbox); every part sends its commands through it. On one Redis they all
+/// go on one connection in one order; on a Redis Cluster each goes to the master of its
+/// key's slot, and every key a script touches shares one slot (`UserHashTag`,
+/// `{chat:online}`), as the bus's ordering arguments assume (docs/ARCHITECTURE.md,
+/// "Cluster mode"). Used on `loop` only.
 final class ClusterRedis: @unchecked Sendable {
     let nodeID: String
     let loop: EventLoop
+    /// What every connection to Redis shares (a Redis Cluster's: each node's).
     let settings: RedisConnectionSettings
     let signature: BusSignature?
     let logger: Logger
     let metrics: GatewayMetrics
-    /// Every command but SUBSCRIBE; set and cleared by `ClusterBus`.
-    var publisher: RedisConnection?
+    let transport: any BusTransport
 
-    init(settings: RedisConnectionSettings, signature: BusSignature?, nodeID: String, loop: EventLoop, logger: Logger,
-         metrics: GatewayMetrics) {
+    init(transport: any BusTransport, settings: RedisConnectionSettings, signature: BusSignature?, nodeID: String,
+         loop: EventLoop, logger: Logger, metrics: GatewayMetrics) {
+        self.transport = transport
         self.settings = settings
         self.signature = signature
         self.nodeID = nodeID
@@ -31,10 +34,14 @@ final class ClusterRedis: @unchecked Sendable {
         self.metrics = metrics
     }
 
-    /// The publish connection while it is up, nil otherwise.
-    var connectedPublisher: RedisConnection? {
-        guard let publisher, publisher.isConnected else { return nil }
-        return publisher
+    /// Whether commands can go now.
+    var canSend: Bool { transport.canPublish }
+
+    /// Sends one command to the Redis holding `key` (on the loop); `reply` runs once, with
+    /// `.disconnected` when commands cannot go now.
+    func send(_ arguments: [String], key: String, reply: @escaping (RedisReply) -> Void = { _ in }) {
+        guard transport.canPublish else { return reply(.disconnected) }
+        transport.send(arguments.map { Array($0.utf8) }, key: Array(key.utf8), reply: reply)
     }
 
     /// How long a request's answer waits on Redis at one step (the shared rate, an event's

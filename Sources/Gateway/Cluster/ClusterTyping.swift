@@ -31,11 +31,11 @@ struct ClusterTyping: Sendable {
     /// Tells the other nodes of a typing change; dropped when Redis cannot take it.
     func relay(started: Bool, channel: ChannelID, user: UserID) {
         redis.loop.execute { [redis] in
-            guard let publisher = redis.connectedPublisher else { return }
+            guard redis.canSend else { return }
             let topic = ClusterBus.topic(of: channel)
             let payload = redis.seal(TypingRelay(node: redis.nodeID, started: started, channelID: channel, userID: user).encoded(),
                                      channel: topic)
-            publisher.send([Array("PUBLISH".utf8), Array(topic.utf8), payload]) { _ in }
+            redis.transport.publish(payload, on: topic) { _ in }
         }
     }
 

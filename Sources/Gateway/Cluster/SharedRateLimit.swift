@@ -87,7 +87,7 @@ struct SharedRateLimit: Sendable {
     func take(user: UserID, bucket: Bucket = .messages, ratePerSecond: Int, burst: Int, now: Milliseconds,
               decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?) -> Void) {
         redis.loop.execute { [redis] in
-            guard let publisher = redis.connectedPublisher, ratePerSecond > 0 else {
+            guard redis.canSend, ratePerSecond > 0 else {
                 decided(nil)
                 return
             }
@@ -97,8 +97,8 @@ struct SharedRateLimit: Sendable {
             }
             let interval = 1_000_000 / Int64(ratePerSecond)
             let tolerance = Int64(max(0, burst - 1)) * interval
-            publisher.send(["EVAL", Self.takeScript, "1", Self.key(user, bucket: bucket), "\(now * 1000)", "\(interval)", "\(tolerance)"]) {
-                reply in
+            redis.send(["EVAL", Self.takeScript, "1", Self.key(user, bucket: bucket), "\(now * 1000)", "\(interval)", "\(tolerance)"],
+                       key: Self.key(user, bucket: bucket)) { reply in
                 guard case .array(let parts) = reply, parts.count == 2,
                       case .integer(let admitted) = parts[0], case .integer(let retryAfterMs) = parts[1] else {
                     answer.give(nil)
@@ -123,7 +123,7 @@ struct SharedRateLimit: Sendable {
     func take(user: UserID, ratePerSecond: Int, burst: Int, slowMode: SlowModeAsk, now: Milliseconds,
               decided: @escaping @Sendable (TokenBucketLimiter<UserNumber>.Decision?, Int64?) -> Void) {
         redis.loop.execute { [redis] in
-            guard let publisher = redis.connectedPublisher, slowMode.intervalMilliseconds > 0 else {
+            guard redis.canSend, slowMode.intervalMilliseconds > 0 else {
                 decided(nil, nil)
                 return
             }
@@ -133,8 +133,9 @@ struct SharedRateLimit: Sendable {
             }
             let interval = ratePerSecond > 0 ? 1_000_000 / Int64(ratePerSecond) : 0
             let tolerance = Int64(max(0, burst - 1)) * interval
-            publisher.send(["EVAL", Self.takeWithSlowModeScript, "2", Self.key(user), Self.slowModeKey(user, channel: slowMode.channel),
-                            "\(now * 1000)", "\(interval)", "\(tolerance)", "\(slowMode.intervalMilliseconds * 1000)"]) { reply in
+            redis.send(["EVAL", Self.takeWithSlowModeScript, "2", Self.key(user), Self.slowModeKey(user, channel: slowMode.channel),
+                        "\(now * 1000)", "\(interval)", "\(tolerance)", "\(slowMode.intervalMilliseconds * 1000)"],
+                       key: Self.key(user)) { reply in
                 guard case .array(let parts) = reply, parts.count == 3, case .integer(let admitted) = parts[0],
                       case .integer(let retryAfterMs) = parts[1], case .integer(let refusedBy) = parts[2],
                       admitted == 1 || (admitted == 0 && (1...Self.maxRetryAfterMs).contains(retryAfterMs)) else {

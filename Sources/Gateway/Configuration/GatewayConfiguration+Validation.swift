@@ -25,19 +25,15 @@ extension GatewayConfiguration {
         try Self.require(shutdown.drainSeconds >= 0, .shutdownDrainSeconds, "\(shutdown.drainSeconds) must not be negative")
         try Self.require(!storage.dataDirectory.isEmpty, .storageDataDirectory, "must not be empty")
         if let url = cluster.redisURL {
-            if url.contains(","), let seeds = try? RedisEndpoint.parseList(url), seeds.count > 1 {
-                // Said apart from a malformed URL: the client is written, the bus does not use it yet.
-                throw .invalidValue(key: ConfigurationKey.clusterRedisURL.path,
-                                    problem: "names \(seeds.count) seed nodes of a Redis Cluster; the bus runs on one Redis "
-                                        + "(a sharded Redis is not supported yet)")
-            }
+            // One URL names a Redis; a comma-separated list, the seed nodes of a Redis Cluster.
             let endpoint: RedisEndpoint
             do throws(RedisEndpoint.ParseError) {
-                endpoint = try RedisEndpoint.parse(url)
+                endpoint = url.contains(",") ? try RedisEndpoint.parseList(url)[0] : try RedisEndpoint.parse(url)
             } catch {
                 // The parse error names the part that is wrong, never the URL (it may hold a password).
                 throw .invalidValue(key: ConfigurationKey.clusterRedisURL.path,
-                                    problem: "\(error) (redis://[[user]:password@]host[:port][/db] or rediss://…, host an IP address)")
+                                    problem: "\(error) (redis://[[user]:password@]host[:port][/db] or rediss://…, host an IP "
+                                        + "address; a Redis Cluster: its seed nodes, comma separated)")
             }
             if let caFile = cluster.redisCAFile {
                 try Self.require(endpoint.usesTLS, .clusterRedisCAFile, "is for a rediss:// cluster.redisUrl")

@@ -4,32 +4,59 @@ import ServiceTestSupport
 import Testing
 @testable import Gateway
 
-/// Gateway nodes on one PostgreSQL database and one Redis (PROTOCOL.md §13), each a real
-/// gateway on its own loopback port, on one wall clock as machines kept in time by NTP.
+/// Gateway nodes on one PostgreSQL database and one Redis or a 3-master Redis Cluster
+/// (PROTOCOL.md §13), each a real gateway on its own loopback port, on one wall clock as
+/// machines kept in time by NTP.
 final class TestCluster {
+    /// What the nodes' bus runs on.
+    enum RedisKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        /// One redis-server.
+        case single
+        /// A Redis Cluster of 3 masters with a replica each (`cluster.redisUrl` lists its seeds).
+        case sharded
+
+        var testDescription: String { rawValue }
+
+        /// The kinds this machine can run (a Redis Cluster needs redis-cli to be created).
+        static var available: [RedisKind] { RedisTestCluster.isAvailable ? allCases : [.single] }
+    }
+
     let database: PostgresTestDatabase
-    let redis: RedisTestServer
+    private let single: RedisTestServer?
+    /// The Redis Cluster of a `.sharded` cluster.
+    let sharded: RedisTestCluster?
     let nodes: [TestGateway]
 
-    private init(database: PostgresTestDatabase, redis: RedisTestServer, nodes: [TestGateway]) {
+    /// The one Redis of a `.single` cluster.
+    var redis: RedisTestServer {
+        guard let single else { preconditionFailure("this cluster's bus runs on a Redis Cluster") }
+        return single
+    }
+
+    private init(database: PostgresTestDatabase, single: RedisTestServer?, sharded: RedisTestCluster?, nodes: [TestGateway]) {
         self.database = database
-        self.redis = redis
+        self.single = single
+        self.sharded = sharded
         self.nodes = nodes
     }
 
     /// `count` nodes on a fresh database and `redis` (a new redis-server when nil), reaching
     /// it at `redisURL(port)` (plain `redis://` by default); with `waitForBus`, returns once
     /// every node's bus is up.
-    static func start(nodes count: Int = 2, redis: RedisTestServer? = nil, redisURL: ((Int) -> String)? = nil,
-                      logger: Logger = TestGateway.suiteLogger, waitForBus: Bool = true,
+    /// `kind` `.sharded` starts a Redis Cluster of its own (`redis` and `redisURL` are for
+    /// a single Redis).
+    static func start(nodes count: Int = 2, kind: RedisKind = .single, redis: RedisTestServer? = nil,
+                      redisURL: ((Int) -> String)? = nil, logger: Logger = TestGateway.suiteLogger, waitForBus: Bool = true,
                       configure: @escaping (inout GatewayConfiguration) -> Void = { _ in }) async throws -> TestCluster {
         let database = try await PostgresTestDatabase.make()
-        let redis = try redis ?? RedisTestServer()
+        let single = kind == .single ? try redis ?? RedisTestServer() : nil
+        let sharded = kind == .sharded ? try RedisTestCluster() : nil
+        let url = sharded?.seedList ?? single.map { redisURL?($0.port) ?? "redis://127.0.0.1:\($0.port)" } ?? ""
         var nodes: [TestGateway] = []
         for n in 1...count {
             nodes.append(try await TestGateway.chat(logger: logger) { _, chat in
                 chat.storage.backend = .postgres; chat.storage.postgresURL = database.url
-                chat.cluster.redisURL = redisURL?(redis.port) ?? "redis://127.0.0.1:\(redis.port)"
+                chat.cluster.redisURL = url
                 chat.cluster.nodeID = "node-\(n)"
                 configure(&chat)
             })
@@ -39,13 +66,13 @@ final class TestCluster {
         for node in nodes where waitForBus {
             try await eventually("node's bus up") { node.server.router.chat?.bus?.isReachable == true }
         }
-        return TestCluster(database: database, redis: redis, nodes: nodes)
+        return TestCluster(database: database, single: single, sharded: sharded, nodes: nodes)
     }
 
     /// Lets a paused Redis go, stops the nodes, then drops the database (dropped first, it
     /// would fail writes still on their way and make each node's stop wait for them).
     func end() async {
-        redis.resume()
+        single?.resume()
         for node in nodes { node.server.stop() }
         await database.drop()
     }
