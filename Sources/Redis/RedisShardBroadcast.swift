@@ -50,22 +50,35 @@ public struct RedisShardBroadcast: Sendable {
 /// The first copy of each broadcast event, by (origin, number): an origin numbers its
 /// events upwards; copies of one event arrive within moments of each other, on different
 /// masters' connections and in any order across them. Numbers more than `window` below
-/// the highest seen from an origin count as seen.
+/// the highest seen from an origin count as seen. At most `maxOrigins` origins are kept
+/// (each run of a node is one): past that the one heard from least recently is forgotten.
 public struct RedisBroadcastCopies: Sendable {
     public static let window: UInt64 = 4_096
+    public static let maxOrigins = 1_024
 
     private struct Origin {
         var highest: UInt64 = 0
         var seen: Set<UInt64> = []
+        var lastHeard: UInt64 = 0
     }
 
     private var origins: [String: Origin] = [:]
+    private var clock: UInt64 = 0
+
+    /// How many origins are remembered.
+    public var originCount: Int { origins.count }
 
     public init() {}
 
     /// True the first time `number` from `origin` is offered, false for every later copy.
     public mutating func isFirst(origin: String, number: UInt64) -> Bool {
+        clock += 1
+        if origins[origin] == nil && origins.count >= Self.maxOrigins,
+           let stalest = origins.min(by: { $0.value.lastHeard < $1.value.lastHeard })?.key {
+            origins[stalest] = nil
+        }
         var entry = origins[origin] ?? Origin()
+        entry.lastHeard = clock
         defer { origins[origin] = entry }
         let floor = entry.highest > Self.window ? entry.highest - Self.window : 0
         if !entry.seen.isEmpty && number <= floor { return false }

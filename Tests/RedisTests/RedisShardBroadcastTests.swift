@@ -58,4 +58,19 @@ import Testing
         #expect(first("a", top - 2), "inside the window and unseen")
         #expect(!first("a", top - 1), "inside the window and seen")
     }
+
+    @Test func originsAreBoundedAndTheStalestIsForgotten() {
+        var copies = RedisBroadcastCopies()
+        func first(_ origin: String, _ number: UInt64) -> Bool { copies.isFirst(origin: origin, number: number) }
+        #expect(first("live", 1))
+        var allFirst = true
+        for run in 0..<(RedisBroadcastCopies.maxOrigins * 2) {
+            allFirst = allFirst && first("restart-\(run)", 1)
+            if run % 100 == 0 { _ = first("live", UInt64(run + 2)) }
+        }
+        #expect(allFirst)
+        #expect(copies.originCount == RedisBroadcastCopies.maxOrigins)
+        #expect(!first("live", 1), "heard recently: still remembered")
+        #expect(first("restart-0", 1), "the stalest were forgotten")
+    }
 }

@@ -1,14 +1,31 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The shared services a cluster chaos run breaks: a Redis server of its own (killed with
-/// SIGKILL and started again on the same port: nothing kept, as a restarted bus has), and
-/// PostgreSQL, stopped and started by the commands the caller gives (`scripts/postgres`,
-/// which runs it as the `postgres` user).
+/// SIGKILL and started again on the same port: nothing kept, as a restarted bus has) or a
+/// Redis the caller runs (a Redis Cluster: `ExternalRedis`, broken and mended by its
+/// commands), and PostgreSQL, stopped and started by the commands the caller gives
+/// (`scripts/postgres`, which runs it as the `postgres` user).
 final class ChaosDependencies {
+    /// A Redis the caller runs: its URL and the shell commands of the Redis fault.
+    struct ExternalRedis {
+        var url: String
+        var kill: String
+        var start: String
+    }
+
     let redisPort: Int
+    private let external: ExternalRedis?
+    /// An external Redis's fault in progress: its kill and start commands, run one after
+    /// the other off the schedule's thread, so the load goes on while, say, a replica
+    /// takes over; `startRedis` waits for them and reports what failed.
+    private let externalFault = DispatchGroup()
+    private let externalFailure = FaultFailure()
+    /// Seconds between the Redis fault and its mending that the schedule should leave.
+    var redisDownSeconds: Double { external == nil ? 1 : 6 }
     private let redisBinary: String
     private let redisLog: FileHandle
     /// Where Redis's pid goes at each start, for a wrapper to reap it should this tool die.
@@ -17,8 +34,9 @@ final class ChaosDependencies {
     private let postgresStop: String
     private let postgresStart: String
 
-    init(redisBinary: String, logPath: String, pidPath: String, postgresStop: String,
+    init(redisBinary: String, external: ExternalRedis? = nil, logPath: String, pidPath: String, postgresStop: String,
          postgresStart: String) throws(LoadTestError) {
+        self.external = external
         self.redisBinary = redisBinary
         redisPidPath = pidPath
         self.postgresStop = postgresStop
@@ -29,10 +47,16 @@ final class ChaosDependencies {
         redisLog = log
     }
 
-    var redisURL: String { "redis://127.0.0.1:\(redisPort)" }
+    var redisURL: String { external?.url ?? "redis://127.0.0.1:\(redisPort)" }
 
-    /// Starts redis-server and waits until it accepts connections.
+    /// Starts redis-server and waits until it accepts connections (an external Redis: runs
+    /// its start command, which must return once it serves again).
     func startRedis(timeout: Double = 10) throws(LoadTestError) {
+        if external != nil {
+            externalFault.wait()
+            if let failure = externalFailure.error.withLock({ $0.take() }) { throw failure }
+            return
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: redisBinary)
         process.arguments = ["--port", String(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
@@ -54,26 +78,40 @@ final class ChaosDependencies {
         throw LoadTestError("redis-server did not listen on \(redisPort) within \(Format.fixed(timeout, 0)) s")
     }
 
-    /// SIGKILL, reaped.
-    func killRedis() {
+    /// SIGKILL, reaped (an external Redis: its kill command, then its start command, in the
+    /// background; `startRedis` waits for them).
+    func killRedis() throws(LoadTestError) {
+        if let external {
+            let log = redisLog.fileDescriptor
+            let failure = externalFailure
+            DispatchQueue.global().async(group: externalFault) {
+                do throws(LoadTestError) {
+                    try Self.shell(external.kill, log: log)
+                    try Self.shell(external.start, log: log)
+                } catch {
+                    failure.error.withLock { $0 = error }
+                }
+            }
+            return
+        }
         guard let redis, redis.isRunning else { return }
         kill(redis.processIdentifier, SIGKILL)
         redis.waitUntilExit()
     }
 
-    func stopPostgres() throws(LoadTestError) { try shell(postgresStop) }
-    func startPostgres() throws(LoadTestError) { try shell(postgresStart) }
+    func stopPostgres() throws(LoadTestError) { try Self.shell(postgresStop, log: redisLog.fileDescriptor) }
+    func startPostgres() throws(LoadTestError) { try Self.shell(postgresStart, log: redisLog.fileDescriptor) }
 
     /// Runs `command` with /bin/sh and waits for it, its output appended to the log.
     /// posix_spawn and waitpid rather than Foundation's `Process`, whose `waitUntilExit`
     /// never returned for a command that started a daemon (`pg_ctl start`).
-    private func shell(_ command: String) throws(LoadTestError) {
+    private static func shell(_ command: String, log: Int32) throws(LoadTestError) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, redisLog.fileDescriptor, 1)
-        posix_spawn_file_actions_adddup2(&actions, redisLog.fileDescriptor, 2)
+        posix_spawn_file_actions_adddup2(&actions, log, 1)
+        posix_spawn_file_actions_adddup2(&actions, log, 2)
         let arguments = ["/bin/sh", "-c", command]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -87,4 +125,9 @@ final class ChaosDependencies {
             throw LoadTestError("\(command) failed (wait status \(status))")
         }
     }
+}
+
+/// What an external Redis fault's commands failed with, set off the schedule's thread.
+private final class FaultFailure: Sendable {
+    let error = Mutex<LoadTestError?>(nil)
 }

@@ -25,6 +25,13 @@ struct ClusterChaosCommand: ParsableCommand {
 
     @Option(name: .customLong("gateway-binary")) var gatewayBinary: String
     @Option(name: .customLong("redis-binary")) var redisBinary = "/usr/bin/redis-server"
+    @Option(name: .customLong("redis-url"),
+            help: "A Redis (or the seeds of a Redis Cluster) the caller runs, instead of a redis-server of its own.")
+    var redisURL: String?
+    @Option(name: .customLong("redis-kill"), help: "With --redis-url: shell command of the Redis fault (e.g. kill a master).")
+    var redisKill: String?
+    @Option(name: .customLong("redis-start"), help: "With --redis-url: shell command that mends it.")
+    var redisStart: String?
     @Option(name: .customLong("postgres-url")) var postgresURL: String
     @Option(name: .customLong("postgres-stop"), help: "Shell command that stops PostgreSQL.") var postgresStop: String
     @Option(name: .customLong("postgres-start"), help: "Shell command that starts it again.") var postgresStart: String
@@ -44,15 +51,19 @@ struct ClusterChaosCommand: ParsableCommand {
         guard nodes >= 2, clients >= 1, channels >= 1, rate > 0, seconds >= 10 else {
             throw ValidationError("--nodes ≥ 2, --clients, --channels and --rate positive, --seconds ≥ 10")
         }
+        guard (redisURL == nil) == (redisKill == nil) && (redisURL == nil) == (redisStart == nil) else {
+            throw ValidationError("--redis-url, --redis-kill and --redis-start go together")
+        }
     }
 
     func run() throws {
         let started = MonotonicClock.now()
-        let dependencies = try ChaosDependencies(redisBinary: redisBinary, logPath: folder + "/redis.log",
+        let external = redisURL.map { ChaosDependencies.ExternalRedis(url: $0, kill: redisKill ?? "", start: redisStart ?? "") }
+        let dependencies = try ChaosDependencies(redisBinary: redisBinary, external: external, logPath: folder + "/redis.log",
                                                  pidPath: folder + "/redis.pid", postgresStop: postgresStop,
                                                  postgresStart: postgresStart)
-        try dependencies.startRedis()
-        defer { dependencies.killRedis() }
+        if external == nil { try dependencies.startRedis() }
+        defer { if external == nil { try? dependencies.killRedis() } }
         var children: [ChaosGateway] = []
         defer { for node in children { node.stop() } }
         for n in 1...nodes {
@@ -76,9 +87,10 @@ struct ClusterChaosCommand: ParsableCommand {
         let run = try ClusterChaosRun(nodes: children, dependencies: dependencies, roster: roster, loop: group.loops[0],
                                       sendInterval: 1 / rate)
         let schedule = ChaosSchedule(seconds: seconds, nodes: nodes, nodeKills: nodeKills, nodeDownSeconds: 1.5,
-                                     redisRestarts: redisRestarts, redisDownSeconds: 1, postgresOutages: postgresOutages,
+                                     redisRestarts: redisRestarts, redisDownSeconds: dependencies.redisDownSeconds, postgresOutages: postgresOutages,
                                      postgresDownSeconds: postgresDown)
-        var report = ClusterChaosReport(nodes: nodes, clients: clients, channelIDs: roster.channelIDs, rate: rate)
+        var report = ClusterChaosReport(nodes: nodes, clients: clients, channelIDs: roster.channelIDs, rate: rate,
+                                        redis: external == nil ? "one Redis" : "the Redis at --redis-url")
         do {
             try run.run(schedule) { Console.error($0) }
             Console.error("chaos: faults done; settling the retries")
@@ -108,6 +120,7 @@ struct ClusterChaosReport {
     var clients: Int
     var channelIDs: [String]
     var rate: Double
+    var redis: String
     var faults: [ChaosSchedule.Fault] = []
     var counters = ChaosCounters()
     var unresolved = 0
@@ -126,10 +139,10 @@ struct ClusterChaosReport {
         func count(_ match: (ChaosSchedule.Fault) -> Bool) -> Int { faults.filter(match).count }
         var rows: [(String, String)] = []
         let c = counters
-        rows.append(("cluster", "\(nodes) nodes on one PostgreSQL and one Redis"))
+        rows.append(("cluster", "\(nodes) nodes on one PostgreSQL and \(redis)"))
         rows.append(("clients", "\(clients) users in \(channelIDs.count) group channels, \(Format.fixed(rate, 1)) msgs/s each"))
         rows.append(("faults", "\(count { if case .killNode = $0 { true } else { false } }) node kills (kill -9, restart), "
-                     + "\(count { $0 == .killRedis }) Redis restarts (kill -9), \(count { $0 == .stopPostgres }) PostgreSQL outages"))
+                     + "\(count { $0 == .killRedis }) Redis faults (\(redis == "one Redis" ? "kill -9, restart" : "--redis-kill, then --redis-start")), \(count { $0 == .stopPostgres }) PostgreSQL outages"))
         rows.append(("messages acknowledged", "\(Format.grouped(c.acked)) of \(Format.grouped(c.acked + unresolved)) issued"))
         rows.append(("sends cut by a kill", "\(Format.grouped(c.unansweredAtKill))"))
         rows.append(("retried", "\(Format.grouped(c.retried)) messages in \(Format.grouped(c.retryFrames)) frames"))

@@ -72,7 +72,7 @@ final class ClusterChaosRun {
         switch fault {
         case .killNode(let n): nodes[n].killHard()
         case .startNode(let n): try nodes[n].start(timeout: 30)
-        case .killRedis: dependencies.killRedis()
+        case .killRedis: try dependencies.killRedis()
         case .startRedis: try dependencies.startRedis()
         case .stopPostgres: try dependencies.stopPostgres()
         case .startPostgres: try dependencies.startPostgres()

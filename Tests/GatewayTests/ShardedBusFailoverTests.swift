@@ -1,0 +1,50 @@
+import Foundation
+import ServiceTestSupport
+import Testing
+@testable import Gateway
+
+/// PROTOCOL.md §13 faults on a Redis Cluster: the master that carries a channel's stream is
+/// killed and its replica takes over. Sends meanwhile are stored and answered, `/readyz`
+/// comes back on every node, the other node's client resyncs and finds every message in
+/// history, and the channel is heard live again through the promoted replica.
+@Suite(.enabled(if: PostgresTestDatabase.isAvailable && RedisTestCluster.isAvailable,
+                "needs CHAT_TEST_POSTGRES_URL, redis-server and redis-cli"), .serialized)
+struct ShardedBusFailoverTests {
+    @Test func aMasterKilledUnderAChannelFailsOverAndNothingIsLost() async throws {
+        let cluster = try await TestCluster.start(nodes: 2, kind: .sharded)
+        let redis = try #require(cluster.sharded)
+        let alice = try await cluster.nodes[0].connect("alice")
+        let bob = try await cluster.nodes[1].connect("bob")
+        let channel = try await TestCluster.group(by: alice, with: ["bob"], name: "failover")
+        _ = try bob.nextEvent("channel.updated")
+        _ = try alice.send(channel, "before")
+        #expect(((try bob.nextEvent("message.new"))["data"] as? [String: Any])?["text"] as? String == "before")
+
+        let slot = try #require(Int(try redis.cli(redis.runningPorts[0], "CLUSTER", "KEYSLOT", ClusterBus.topic(of: channel))))
+        let master = try #require(try redis.master(ofSlot: slot))
+        let replica = try #require(try redis.replica(of: master))
+        redis.kill(master)
+        var seqs: [Int] = []
+        for n in 1...5 {
+            seqs.append(try alice.send(channel, "during \(n)")["seq"] as? Int ?? 0)
+        }
+        #expect(seqs == Array(2...6), "every send while the master is gone is stored and answered")
+        #expect(redis.wait(seconds: 20) { (try? redis.cli(replica, "ROLE"))?.hasPrefix("master") == true },
+                "the replica took over")
+        try await TestCluster.eventually("both nodes ready again", seconds: 20) {
+            cluster.nodes.allSatisfy { $0.server.router.chat?.bus?.isReachable == true }
+        }
+        let resync = try bob.nextEvent("session.resync")
+        #expect((resync["data"] as? [String: Any])?["channelIds"] as? [String] == [channel])
+        let texts = try bob.fullHistory(channel).map { $0["text"] as? String ?? "" }
+        #expect(texts == ["before"] + (1...5).map { "during \($0)" })
+
+        _ = try alice.send(channel, "after")
+        var live: [String] = []
+        while live.last != "after" && live.count < 10 {
+            live.append(((try bob.nextEvent("message.new"))["data"] as? [String: Any])?["text"] as? String ?? "")
+        }
+        #expect(live.last == "after", "heard live through the promoted replica: \(live)")
+        await cluster.end()
+    }
+}
