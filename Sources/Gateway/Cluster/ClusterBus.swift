@@ -196,20 +196,41 @@ final class ClusterBus: BusTransportDelegate, @unchecked Sendable {
                 ordered()
                 return
             }
+            if orderedByReply { return publishOrderedByReply(payload, number: number, scope: scope, ordered: ordered) }
             awaitingEcho[number] = ordered
             publishedAt[number] = DispatchTime.now().uptimeNanoseconds
             echoOrder.append(number)
             scheduleEchoCheck()
             send(payload, topic: topic, number: number, scope: scope) { [self] published in
-                if published {
-                    if orderedByReply { echoed(number) }
-                    return
-                }
-                guard let waiting = awaitingEcho.removeValue(forKey: number) else { return }
+                guard !published, let waiting = awaitingEcho.removeValue(forKey: number) else { return }
                 publishedAt[number] = nil
                 noteMissed()
                 waiting()
             }
+        }
+    }
+
+    /// A control event on a transport that orders it by its replies: `ordered` runs once
+    /// Redis took it everywhere, or after `ClusterRedis.answerWaitNanoseconds` (acted on here,
+    /// the clients resync once the bus is whole). A slow reply is the command connection's
+    /// to judge (its own timeout), not a sign that a subscription is stuck.
+    private func publishOrderedByReply(_ payload: [UInt8], number: UInt64, scope: ResyncScope,
+                                       ordered: @escaping @Sendable () -> Void) {
+        awaitingEcho[number] = ordered
+        let sent = DispatchTime.now().uptimeNanoseconds
+        loop.queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: sent + redis.answerWaitNanoseconds)) { [self] in
+            guard let waiting = awaitingEcho.removeValue(forKey: number) else { return }
+            noteMissed()
+            waiting()
+        }
+        send(payload, topic: Self.channel, number: number, scope: scope) { [self] published in
+            guard let waiting = awaitingEcho.removeValue(forKey: number) else { return }
+            if published {
+                metrics.busEchoLatency.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - sent))
+            } else {
+                noteMissed()
+            }
+            waiting()
         }
     }
 
