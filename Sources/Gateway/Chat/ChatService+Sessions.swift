@@ -126,15 +126,21 @@ extension ChatService {
         }
     }
 
-    /// Cluster mode: keeps this node's connection entries from expiring, every 5 s.
-    func scheduleConnectionRefresh() {
-        queue.asyncAfter(deadline: .now() + .seconds(5)) { [weak self] in
+    /// Cluster mode: keeps this node's connection entries from expiring: each user's every
+    /// `Self.refreshRounds` seconds, a share of the users each second, so that thousands of
+    /// users are not refreshed in one burst that the bus's echoes would queue behind in Redis.
+    func scheduleConnectionRefresh(round: Int = 0) {
+        queue.asyncAfter(deadline: .now() + .seconds(1)) { [weak self] in
             guard let self, let bus else { return }
-            bus.connections.refresh(Array(connectionEntries.values), now: clock.now())
-            bus.presence.expire(now: clock.now())
-            scheduleConnectionRefresh()
+            let share = connectionEntries.values.filter { UInt(bitPattern: $0.user.hashValue) % Self.refreshRounds == UInt(round) }
+            if !share.isEmpty { bus.connections.refresh(share, now: clock.now()) }
+            if round == 0 { bus.presence.expire(now: clock.now()) }
+            scheduleConnectionRefresh(round: (round + 1) % Int(Self.refreshRounds))
         }
     }
+
+    /// Seconds between two refreshes of one user's connection entries (they live 15 s).
+    static let refreshRounds: UInt = 5
 
     /// Gives the connection its session id (its loop and hub-shard slot) and asks the engine
     /// to admit it; `completion` runs on the core queue with the engine's verdict

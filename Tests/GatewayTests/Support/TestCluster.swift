@@ -50,7 +50,9 @@ final class TestCluster {
                       configure: @escaping (inout GatewayConfiguration) -> Void = { _ in }) async throws -> TestCluster {
         let database = try await PostgresTestDatabase.make()
         let single = kind == .single ? try redis ?? RedisTestServer() : nil
-        let sharded = kind == .sharded ? try RedisTestCluster() : nil
+        // Starting six servers and creating the cluster waits for seconds: on a thread of its
+        // own, never on the test pool's few threads the other suites need.
+        let sharded = kind == .sharded ? try await offThePool { try RedisTestCluster() } : nil
         let url = sharded?.seedList ?? single.map { redisURL?($0.port) ?? "redis://127.0.0.1:\($0.port)" } ?? ""
         var nodes: [TestGateway] = []
         for n in 1...count {
