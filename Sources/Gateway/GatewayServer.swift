@@ -206,6 +206,7 @@ public final class GatewayServer: @unchecked Sendable {
         logger.info("gateway.start", metadata: [
             "host": "\(settings.host)", "port": "\(listener.port)",
             "transport": "\(tls == nil ? "ws" : "wss")", "eventLoops": "\(group.loops.count)",
+            "version": "\(GatewayVersion.release)", "protocol": "\(GatewayVersion.protocolVersion)",
         ])
         return listener.port
     }

@@ -16,6 +16,10 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
     private let webSocket: WebSocketClientConnection
     private var nextID = 1
     private let finished = DispatchSemaphore(value: 0)
+    /// The session ended with a normal close (1000, 1001): the user quit, or the gateway went
+    /// away in order. A refused handshake or token, a protocol error, a gateway that could not
+    /// be reached or that vanished leave it false.
+    private var endedCleanly = false
 
     public static let help = """
         commands: /me  /users  /create USER[,USER…] [NAME]  /open NAME  /join CHANNEL  /leave CHANNEL
@@ -34,8 +38,9 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
                                               maxMessageBytes: 1 << 24)
     }
 
-    /// Connects, then reads commands from standard input until EOF or /quit.
-    public func run() throws {
+    /// Connects, then reads commands from standard input until EOF or /quit; the exit
+    /// status: 0 after a normal close, 1 otherwise (refused, unreachable, cut off).
+    public func run() throws -> Int32 {
         guard let host = url.host, let scheme = url.scheme, scheme == "ws" || scheme == "wss" else {
             throw ChatError(.badRequest, "url must be ws://HOST:PORT or wss://HOST:PORT")
         }
@@ -51,6 +56,8 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
             loop.execute { [self] in
                 guard let connection else { return }
                 if webSocket.isOpen {
+                    // The user quit a session that was open: a normal end.
+                    endedCleanly = true
                     webSocket.close(code: .normal, on: connection)
                 } else {
                     connection.close()
@@ -59,6 +66,7 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
         }
         input.start()
         finished.wait()
+        return loop.queue.sync { endedCleanly } ? 0 : 1
     }
 
     public func connectionDidConnect(_ connection: SocketConnection) {
@@ -84,7 +92,9 @@ public final class TerminalClient: ConnectionHandler, @unchecked Sendable {
                 emit("handshake failed: \(refusal)")
                 connection.close()
             case .text(let payload): emit(String(decoding: payload, as: UTF8.self))
-            case .ended(.closed(let code, let reason)): emit("closed \(code?.rawValue ?? 1005) \(reason)")
+            case .ended(.closed(let code, let reason)):
+                endedCleanly = code == .normal || code == .goingAway
+                emit("closed \(code?.rawValue ?? 1005) \(reason)")
             case .ended(.failed(let error)): emit("protocol error \(error)")
             case .ended(.pingTimeout), .binary: break
             }

@@ -33,6 +33,7 @@ public struct HTTPResponse: Sendable {
         case 200: return "OK"
         case 201: return "Created"
         case 204: return "No Content"
+        case 302: return "Found"
         case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"

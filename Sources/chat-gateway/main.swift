@@ -10,6 +10,7 @@ struct ChatGatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chat-gateway",
         abstract: "Real-time chat gateway: WebSocket fan-out with per-recipient blocking.",
+        version: GatewayVersion.description,
         subcommands: [Serve.self, CheckConfig.self, Token.self, Client.self],
         defaultSubcommand: Serve.self)
 }
@@ -74,7 +75,9 @@ struct Client: ParsableCommand {
 
     func run() throws {
         guard let parsed = URL(string: url) else { throw ValidationError("invalid --url \(url)") }
-        try TerminalClient(url: parsed, token: token).run()
+        let status = try TerminalClient(url: parsed, token: token).run()
+        // A refused token or an unreachable gateway is a failure for the shell too.
+        if status != 0 { throw ExitCode(status) }
     }
 }
 

@@ -129,6 +129,12 @@ final class GatewayMetrics: Sendable {
     func connections(tls: Bool) -> CoreMetrics.Meter { tls ? connectionsTLS : connectionsPlain }
 
     /// A finished upgrade attempt: `accepted`, or the HTTP status it was refused with.
+    /// An admin-API call answered with `status`.
+    func adminRequest(status: Int) {
+        CoreMetrics.Counter(label: "chat_admin_requests_total", dimensions: [("status", String(status))], factory: factory)
+            .increment()
+    }
+
     func handshake(_ outcome: String, count: Int64 = 1) {
         CoreMetrics.Counter(label: "chat_handshakes_total", dimensions: [("outcome", outcome)], factory: factory).increment(by: count)
     }

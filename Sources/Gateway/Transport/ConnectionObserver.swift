@@ -33,6 +33,20 @@ struct ConnectionObserver: Sendable {
         metrics.slowConsumerCloses.increment()
     }
 
+    /// A plain HTTP request answered (not a WebSocket upgrade, so not a handshake): every
+    /// admin-API call is logged with its outcome (never its body or key) and counted; any
+    /// other refusal (a 404, `/metrics` without its key) is logged as `http.rejected`.
+    func httpAnswered(_ connection: SocketConnection, method: String, path: String, status: Int) {
+        let metadata: Logger.Metadata = ["conn": "\(connection.id)", "method": "\(method)", "path": "\(path)",
+                                         "status": "\(status)"]
+        if path.hasPrefix("/v1/admin/") {
+            logger.info("admin.request", metadata: metadata)
+            metrics.adminRequest(status: status)
+        } else if status >= 400 {
+            logger.info("http.rejected", metadata: metadata)
+        }
+    }
+
     func handshakeRejected(_ connection: SocketConnection, status: Int, reason: String) {
         logger.info("handshake.rejected", metadata: [
             "conn": "\(connection.id)", "status": "\(status)", "reason": "\(reason)",

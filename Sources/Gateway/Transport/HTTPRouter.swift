@@ -70,6 +70,9 @@ final class HTTPRouter: Sendable {
     func route(_ request: HTTPRequest, loop: EventLoop) -> Decision {
         let path = request.path
         switch path {
+        case "/" where console != nil:
+            // Someone who opens the gateway's address in a browser is sent to the console.
+            return .respond(HTTPResponse(status: 302, headers: [("Location", ConsoleFiles.pagePath)]))
         case "/healthz":
             return .respond(.json(status: 200, "{\"status\":\"ok\"}"))
         case "/readyz":

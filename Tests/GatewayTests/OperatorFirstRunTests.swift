@@ -1,0 +1,83 @@
+import Foundation
+import ServiceTestSupport
+import Testing
+@testable import Gateway
+
+/// What an operator meets on a first run: a browser pointed at the gateway reaches the
+/// console, admin-API calls are logged (every one, with its outcome) and counted apart from
+/// WebSocket handshakes, other plain HTTP refusals are logged as such, and the start line
+/// and `--version` say which build runs.
+@Suite("An operator's first run", .serialized)
+struct OperatorFirstRunTests {
+    private static func scrape(_ gateway: TestGateway) async throws -> String {
+        try await gateway.http("GET", "/metrics").body
+    }
+
+    @Test func theRootPointsAtTheConsoleAndANodeWithoutOneAnswers404() async throws {
+        let withConsole = try await TestGateway.chat { settings, _ in settings.consoleEnabled = true }
+        let root = try await withConsole.http("GET", "/")
+        #expect(root.status == 302)
+        #expect(root.headers["location"] == "/console", "\(root.headers)")
+        let without = try await TestGateway.chat { settings, _ in settings.consoleEnabled = false }
+        #expect(try await without.http("GET", "/").status == 404)
+    }
+
+    @Test func adminCallsAreLoggedAndCountedApartFromHandshakes() async throws {
+        let capture = OperationsTests.LogCapture()
+        let gateway = try await TestGateway.chat(logger: capture.logger())
+        #expect(try await gateway.admin("POST", "/v1/admin/users", body: ["id": "ops-alice", "name": "Alice"]).status == 200)
+        #expect(try await gateway.admin("GET", "/v1/admin/users/ops-alice", key: "not-the-key").status == 401)
+        #expect(try await gateway.http("GET", "/no/such/page").status == 404)
+        _ = try await gateway.upgrade(path: "/v1/ws?token=not-a-jwt")
+
+        let metrics = try await Self.scrape(gateway)
+        #expect(metrics.contains(#"chat_admin_requests_total{status="200"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"chat_admin_requests_total{status="401"} 1"#))
+        #expect(metrics.contains(#"chat_handshakes_total{outcome="401"} 1"#), "only the refused upgrade is a handshake")
+        #expect(metrics.contains(#"chat_handshakes_total{outcome="404"} 0"#), "a 404 page is not a handshake")
+
+        var objects: [[String: Any]] = []
+        for _ in 0..<100 {
+            objects = capture.lines.map(parseJSONObject)
+            if objects.contains(where: { $0["event"] as? String == "http.rejected" }) { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let admin = objects.filter { $0["event"] as? String == "admin.request" }
+        #expect(admin.map { $0["status"] as? String } == ["200", "401"], "\(admin)")
+        #expect(admin.first?["method"] as? String == "POST" && admin.first?["path"] as? String == "/v1/admin/users")
+        let rejected = objects.filter { $0["event"] as? String == "http.rejected" }
+        #expect(rejected.map { $0["path"] as? String } == ["/no/such/page"])
+        let handshakes = objects.filter { $0["event"] as? String == "handshake.rejected" }
+        #expect(handshakes.map { $0["status"] as? String } == ["401"], "\(handshakes)")
+        #expect(!capture.lines.contains { $0.contains(gateway.chat.admin.apiKey) || $0.contains("not-the-key") })
+        let start = objects.first { $0["event"] as? String == "gateway.start" }
+        #expect(start?["version"] as? String == GatewayVersion.release && start?["protocol"] as? String == "1.2")
+    }
+
+    @Test func versionNamesTheReleaseAndTheProtocol() throws {
+        let binary = try DurabilityTests.gatewayBinary()
+        let result = try ChildProcess.run(binary.path, ["--version"], timeoutSeconds: 20)
+        #expect(result.status == 0)
+        #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines) == GatewayVersion.description)
+    }
+
+    @Test func theTerminalClientExitsZeroOnlyAfterANormalSession() async throws {
+        let binary = try DurabilityTests.gatewayBinary().path
+        let gateway = try await TestGateway.chat()
+        let token = try await gateway.token(for: "terminal-user")
+        func client(url: String, token: String) async throws -> (status: Int32, output: String) {
+            // The user types /quit a second after starting it.
+            try await offThePool {
+                try ChildProcess.run("/bin/sh", ["-c", "(sleep 1; echo /quit) | '\(binary)' client --url \(url) --token \(token)"],
+                                     timeoutSeconds: 30)
+            }
+        }
+        let url = "ws://127.0.0.1:\(gateway.port)"
+        let normal = try await client(url: url, token: token)
+        #expect(normal.status == 0, "\(normal.output)")
+        let refused = try await client(url: url, token: "not-a-jwt")
+        #expect(refused.status == 1, "a refused token: \(refused.output)")
+        let unreachable = try await client(url: "ws://127.0.0.1:1", token: token)
+        #expect(unreachable.status != 0, "nothing listening: \(unreachable.output)")
+    }
+}
