@@ -203,6 +203,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         listener.start()
         self.listener = listener
+        _ = ProcessMetrics.startTime  // taken now, not at the first scrape
         logger.info("gateway.start", metadata: [
             "host": "\(settings.host)", "port": "\(listener.port)",
             "transport": "\(tls == nil ? "ws" : "wss")", "eventLoops": "\(group.loops.count)",

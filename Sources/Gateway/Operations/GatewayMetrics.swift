@@ -151,7 +151,8 @@ final class GatewayMetrics: Sendable {
     }
 
     /// The Prometheus text exposition.
+    /// What `/metrics` answers: every family with its `# HELP` line, then the process series.
     func exposition() -> [UInt8] {
-        registry.emitToBuffer()
+        MetricHelp.annotate(registry.emitToBuffer() + ProcessMetrics.exposition())
     }
 }
