@@ -80,4 +80,25 @@ struct OperatorFirstRunTests {
         let unreachable = try await client(url: "ws://127.0.0.1:1", token: token)
         #expect(unreachable.status != 0, "nothing listening: \(unreachable.output)")
     }
+
+    /// `ops/systemd/chat-gateway.service` as systemd reads it (every key known, the binary
+    /// runnable: the built one stands in for /usr/local/bin), and a stop timeout that lets
+    /// the default drain finish.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze"))
+    func theServiceUnitVerifies() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let unit = try String(contentsOf: root.appendingPathComponent("ops/systemd/chat-gateway.service"), encoding: .utf8)
+        let binary = try DurabilityTests.gatewayBinary().path
+        let folder = NSTemporaryDirectory() + "unit-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/chat-gateway.service"
+        try unit.replacingOccurrences(of: "/usr/local/bin/chat-gateway", with: binary).write(toFile: path, atomically: true, encoding: .utf8)
+        let verified = try await offThePool { try ChildProcess.run("/usr/bin/systemd-analyze", ["verify", path], timeoutSeconds: 60) }
+        #expect(verified.status == 0 && verified.output.isEmpty, "systemd-analyze verify: \(verified.output)")
+        let stopTimeout = unit.split(separator: "\n").first { $0.hasPrefix("TimeoutStopSec=") }
+            .flatMap { Int($0.dropFirst("TimeoutStopSec=".count).prefix { $0.isNumber }) }
+        #expect((stopTimeout ?? 0) > GatewayConfiguration().shutdown.drainSeconds, "systemd must wait for the drain")
+        #expect(unit.contains("LimitNOFILE="))
+    }
 }
