@@ -1,0 +1,41 @@
+import Foundation
+import ServiceTestSupport
+import Testing
+@testable import Gateway
+
+/// The Grafana dashboard (ops/grafana/chat-gateway.json) and the alert rules
+/// (ops/prometheus/alerts.yaml) name only metrics and labels a gateway exposes: a gateway
+/// is driven through every path that creates a family (connections, sends, a block, a push,
+/// an admin call), scraped, and `scripts/ops-queries check` reads every query against it.
+@Suite struct OperatorKitTests {
+    @Test func everyPanelAndAlertNamesWhatTheGatewayExposes() async throws {
+        let pushFile = NSTemporaryDirectory() + "push-\(UUID().uuidString).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: pushFile) }
+        let gateway = try await TestGateway.chat { _, chat in
+            chat.push.sink = .file
+            chat.push.file = pushFile
+        }
+        try await gateway.createUsers(["kit-offline"])
+        let alice = try await gateway.connect("kit-alice")
+        let carol = try await gateway.connect("kit-carol")
+        let channel = try #require(try alice.ok("channel.create", ["channelType": "group",
+                                                                   "userIds": ["kit-carol", "kit-offline"]])["id"] as? String)
+        _ = try carol.ok("user.block", ["userIds": ["kit-alice"]])
+        try alice.send(channel, "withheld from carol, pushed to the offline member")
+
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let scrapeFile = NSTemporaryDirectory() + "scrape-\(UUID().uuidString).txt"
+        defer { try? FileManager.default.removeItem(atPath: scrapeFile) }
+        var scrape = ""
+        for _ in 0..<100 {
+            scrape = try await gateway.http("GET", "/metrics").body
+            if scrape.contains("chat_push_events_total{") { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try scrape.write(toFile: scrapeFile, atomically: true, encoding: .utf8)
+        let script = root.appendingPathComponent("scripts/ops-queries").path
+        let checked = try await offThePool { try ChildProcess.run("/usr/bin/env", ["python3", script, "check", scrapeFile], timeoutSeconds: 60) }
+        #expect(checked.status == 0, "\(checked.output)")
+        #expect(checked.output.contains("0 problems"), "\(checked.output)")
+    }
+}
