@@ -139,9 +139,8 @@ public final class GatewayServer: @unchecked Sendable {
     /// `rediss://`, and the command timeout. Errors name what is wrong, never the URL (it
     /// may hold a password).
     private static func busRedis(url: String, chat: GatewayConfiguration) throws -> ClusterBus.Redis {
-        let seeds = url.contains(",") ? try RedisEndpoint.parseList(url) : [try RedisEndpoint.parse(url)]
-        let usesTLS = seeds.first?.usesTLS ?? false
-        let tls: TLSContext? = try usesTLS ? TLSContext.verifyingClient(caFile: chat.cluster.redisCAFile) : nil
+        let seeds = try RedisEndpoint.parseOneOrSeeds(url)
+        let tls: TLSContext? = try seeds[0].usesTLS ? TLSContext.verifyingClient(caFile: chat.cluster.redisCAFile) : nil
         let timeout = Duration.milliseconds(chat.cluster.commandTimeoutMs)
         // An idle connection PINGs often enough that a silent Redis is found within about
         // twice the timeout even when nothing else is asked.

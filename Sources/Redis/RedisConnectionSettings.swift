@@ -36,7 +36,7 @@ public struct RedisConnectionSettings: Sendable {
 
 extension Duration {
     /// Whole nanoseconds, saturating (a configured timeout never traps).
-    var nanoseconds: UInt64 {
+    public var nanoseconds: UInt64 {
         let (seconds, attoseconds) = components
         guard seconds >= 0 else { return 0 }
         let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)

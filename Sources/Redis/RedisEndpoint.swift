@@ -120,6 +120,12 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
                              database: database)
     }
 
+    /// What a configured Redis URL names: one Redis (`parse`, a database allowed), or, when it
+    /// holds a comma, the seed nodes of a Redis Cluster (`parseList`). Never empty.
+    public static func parseOneOrSeeds(_ url: String) throws(ParseError) -> [RedisEndpoint] {
+        url.contains(",") ? try parseList(url) : [try parse(url)]
+    }
+
     /// The seed nodes of a Redis Cluster, comma separated: `redis://[cred@]h1:p1,h2:p2,...`.
     /// The first element is a full URL; each later one is either a full URL too or just
     /// `host[:port]` (`[v6]:port`), which takes the first one's scheme and credentials.

@@ -77,8 +77,8 @@ final class ClusterBus: BusTransportDelegate, @unchecked Sendable {
 
     /// Every topic every node hears is subscribed (`BusTransport.isHearing`).
     private var subscribed = false
-    /// The chat channels whose streams this node follows (`follow`), subscribed again after
-    /// every reconnect.
+    /// The chat channels whose streams this node follows (`follow`); the transport keeps
+    /// their subscriptions across reconnects.
     private var followed: Set<ChannelID> = []
     /// Stream topics whose subscription Redis confirmed on the current connection.
     private var confirmedTopics: Set<String> = []
@@ -99,7 +99,6 @@ final class ClusterBus: BusTransportDelegate, @unchecked Sendable {
     private var echoCheckScheduled = false
     /// Committed events the bus did not take, published again once it does.
     private var outbox: BusOutbox
-    private var stopped = false
     private let reachable = Atomic<Bool>(false)
 
     /// Where the bus finds Redis: one server, or the seeds of a Redis Cluster.
@@ -149,7 +148,6 @@ final class ClusterBus: BusTransportDelegate, @unchecked Sendable {
 
     func stop() {
         loop.execute { [self] in
-            stopped = true
             transport.stop()
             releaseAwaiting()
         }
@@ -225,21 +223,19 @@ final class ClusterBus: BusTransportDelegate, @unchecked Sendable {
         }
         send(payload, topic: Self.channel, number: number, scope: scope) { [self] published in
             guard let waiting = awaitingEcho.removeValue(forKey: number) else { return }
-            if published {
-                metrics.busEchoLatency.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - sent))
-            } else {
-                noteMissed()
-            }
+            if published { recordEchoLatency(since: sent) } else { noteMissed() }
             waiting()
         }
     }
 
     /// This node's event `number` is ordered: its waiter runs.
     private func echoed(_ number: UInt64) {
-        if let sent = publishedAt.removeValue(forKey: number) {
-            metrics.busEchoLatency.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - sent))
-        }
+        if let sent = publishedAt.removeValue(forKey: number) { recordEchoLatency(since: sent) }
         awaitingEcho.removeValue(forKey: number)?()
+    }
+
+    private func recordEchoLatency(since sent: UInt64) {
+        metrics.busEchoLatency.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - sent))
     }
 
     // MARK: following channels

@@ -50,7 +50,6 @@ final class ShardedRedisTransport: BusTransport, @unchecked Sendable {
     private var scriptTopicsConfirmed: Set<String> = []
     private var scriptRetry = 0.05
     private var scriptNodeRotation = 0
-    private var hearing = false
     /// `transportHearing` was said since the last loss.
     private var announcedWhole = false
     private var held = false
@@ -91,7 +90,10 @@ final class ShardedRedisTransport: BusTransport, @unchecked Sendable {
     }
 
     var canPublish: Bool { !held && client?.topology != nil }
-    var isHearing: Bool { hearing }
+    /// Every broadcast channel and script topic is subscribed.
+    var isHearing: Bool {
+        confirmedShards.count == shardChannels.count && scriptTopicsConfirmed.count == scriptTopics.count
+    }
     var broadcastIsOrderedByReply: Bool { true }
 
     func isWaiting(longerThan nanoseconds: UInt64) -> Bool {
@@ -148,8 +150,7 @@ final class ShardedRedisTransport: BusTransport, @unchecked Sendable {
     func holdPublisher(for duration: Duration) {
         held = true
         delegate?.transportStoppedPublishing()
-        loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(duration.components.seconds) * 1_000_000_000
-                                                              + Int(duration.components.attoseconds / 1_000_000_000))) { [self] in
+        loop.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: duration.nanoseconds))) { [self] in
             held = false
             delegate?.transportCanPublish()
         }
@@ -193,8 +194,7 @@ final class ShardedRedisTransport: BusTransport, @unchecked Sendable {
             }
         }
         announcedWhole = false
-        hearing = confirmedShards.count == shardChannels.count && scriptTopicsConfirmed.count == scriptTopics.count
-        delegate?.transportLost(topics: streams, hearing: hearing)
+        delegate?.transportLost(topics: streams, hearing: isHearing)
         checkWhole()
     }
 
@@ -206,8 +206,7 @@ final class ShardedRedisTransport: BusTransport, @unchecked Sendable {
     /// Hearing once every broadcast channel and script topic is subscribed; whole (the bus
     /// is told, and resyncs what it may have missed) once the lost streams are back too.
     private func checkWhole() {
-        hearing = confirmedShards.count == shardChannels.count && scriptTopicsConfirmed.count == scriptTopics.count
-        guard hearing, recovering.isEmpty, !announcedWhole else { return }
+        guard isHearing, recovering.isEmpty, !announcedWhole else { return }
         announcedWhole = true
         delegate?.transportHearing()
     }
@@ -248,7 +247,6 @@ final class ShardedRedisTransport: BusTransport, @unchecked Sendable {
             if !scriptTopicsConfirmed.isEmpty {
                 scriptTopicsConfirmed = []
                 announcedWhole = false
-                hearing = false
                 delegate?.transportLost(topics: [], hearing: false)
             }
             retryScriptSubscriber(reason ?? "closed")

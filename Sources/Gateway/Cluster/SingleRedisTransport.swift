@@ -95,9 +95,7 @@ final class SingleRedisTransport: BusTransport, @unchecked Sendable {
     }
 
     func holdPublisher(for duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        publisherHeldUntil = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
-            + UInt64(attoseconds / 1_000_000_000)
+        publisherHeldUntil = DispatchTime.now().uptimeNanoseconds + duration.nanoseconds
         publisher?.close()
     }
 

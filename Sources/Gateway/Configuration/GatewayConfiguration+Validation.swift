@@ -28,7 +28,7 @@ extension GatewayConfiguration {
             // One URL names a Redis; a comma-separated list, the seed nodes of a Redis Cluster.
             let endpoint: RedisEndpoint
             do throws(RedisEndpoint.ParseError) {
-                endpoint = url.contains(",") ? try RedisEndpoint.parseList(url)[0] : try RedisEndpoint.parse(url)
+                endpoint = try RedisEndpoint.parseOneOrSeeds(url)[0]
             } catch {
                 // The parse error names the part that is wrong, never the URL (it may hold a password).
                 throw .invalidValue(key: ConfigurationKey.clusterRedisURL.path,

@@ -270,14 +270,14 @@ final class HTTPConnectionHandler: ConnectionHandler {
         }
     }
 
-    /// HTTP/1.1 persists unless the client says `Connection: close`; an upgrade
-    /// request that was refused closes (its client reconnects to retry).
     /// Whether `request` tries to open a WebSocket (its refusal is a refused handshake),
     /// rather than being a plain HTTP call (the admin API, `/metrics`, the console, a probe).
     static func isHandshake(_ request: HTTPRequest) -> Bool {
         request.path == "/v1/ws" || request.path == "/v1/echo" || request.headerContainsToken("upgrade", "websocket")
     }
 
+    /// HTTP/1.1 persists unless the client says `Connection: close`; an upgrade
+    /// request that was refused closes (its client reconnects to retry).
     private static func keepsAlive(_ request: HTTPRequest) -> Bool {
         request.version == "HTTP/1.1" && !request.headerContainsToken("Connection", "close")
             && request.header("Upgrade") == nil
