@@ -326,11 +326,9 @@ final class ClusterBus: BusTransportDelegate, @unchecked Sendable {
         if subscribed && !hearing { logger.error("bus.subscription_lost", metadata: ["node": "\(nodeID)"]) }
         subscribed = hearing
         noteMissed()
-        if hearing {
-            for topic in topics { confirmedTopics.remove(topic) }
-        } else {
-            confirmedTopics.removeAll()
-        }
+        // Only the streams said lost: on a Redis Cluster the other masters' subscriptions
+        // stay and are never confirmed again (a single Redis names every followed stream).
+        for topic in topics { confirmedTopics.remove(topic) }
         releaseFollowWaiters()
         updateReachable()
         releaseAwaiting()
