@@ -1,4 +1,5 @@
 import COpenSSL
+import ServiceTestSupport
 import Testing
 @testable import Gateway
 

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceTestSupport
 import EventLoop
 import Testing
 @testable import Gateway

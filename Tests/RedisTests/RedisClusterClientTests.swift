@@ -131,323 +131,339 @@ struct RedisClusterClientTests {
         }
     }
 
-    @Test func commandsReachEveryMaster() throws {
-        let cluster = try RedisTestCluster()
-        let client = try start(cluster)
-        defer { stop(client, cluster) }
-        let keys = try spread("key:", each: 4, cluster: cluster)
-        #expect(keys.count == 3)
-        let all = keys.values.flatMap { $0 }.sorted()
-        // Sent together, without waiting: every reply comes back to its own command.
-        let box = Client(client: client)
-        let replies: [String: RedisReply] = try onLoop("SET and GET") { done in
-            var replies: [String: RedisReply] = [:]
+    @Test func commandsReachEveryMaster() async throws {
+        try await offThePool {
+            let cluster = try RedisTestCluster()
+            let client = try start(cluster)
+            defer { stop(client, cluster) }
+            let keys = try spread("key:", each: 4, cluster: cluster)
+            #expect(keys.count == 3)
+            let all = keys.values.flatMap { $0 }.sorted()
+            // Sent together, without waiting: every reply comes back to its own command.
+            let box = Client(client: client)
+            let replies: [String: RedisReply] = try onLoop("SET and GET") { done in
+                var replies: [String: RedisReply] = [:]
+                for key in all {
+                    box.client.send(["SET", key, "value of \(key)"], key: key) { replies["set \(key)"] = $0 }
+                    box.client.send(["GET", key], key: key) { reply in
+                        replies[key] = reply
+                        if replies.count == all.count * 2 { done(replies) }
+                    }
+                }
+            }
             for key in all {
-                box.client.send(["SET", key, "value of \(key)"], key: key) { replies["set \(key)"] = $0 }
-                box.client.send(["GET", key], key: key) { reply in
-                    replies[key] = reply
-                    if replies.count == all.count * 2 { done(replies) }
-                }
+                #expect(replies["set \(key)"] == .status("OK"))
+                #expect(replies[key] == .string(Array("value of \(key)".utf8)))
             }
-        }
-        for key in all {
-            #expect(replies["set \(key)"] == .status("OK"))
-            #expect(replies[key] == .string(Array("value of \(key)".utf8)))
-        }
-        for (port, names) in keys {
-            #expect(try cluster.cli(port, "DBSIZE") == "\(names.count)", "each key on its own master")
-        }
-        #expect(try send(client, ["PING"], key: nil) == .status("PONG"))
-        // Keys sharing a hash tag go to one slot: a multi-key command works.
-        #expect(try send(client, ["MSET", "{user1000}.following", "1", "{user1000}.followers", "2"], key: "{user1000}.following")
-                == .status("OK"))
-        #expect(try send(client, ["MGET", "{user1000}.following", "{user1000}.followers"], key: "{user1000}")
-                == .array([.string(Array("1".utf8)), .string(Array("2".utf8))]))
-        // Closing with commands in flight: each still gets its reply, once.
-        final class Counts: @unchecked Sendable {
-            var values: [Int]
-            init(_ count: Int) { values = Array(repeating: 0, count: count) }
-        }
-        let counts: [Int] = try onLoop("close") { done in
-            let counts = Counts(all.count)
-            var answered = 0
-            for (n, key) in all.enumerated() {
-                box.client.send(["GET", key], key: key) { reply in
-                    counts.values[n] += 1
-                    answered += 1
-                    if reply != .string(Array("value of \(key)".utf8)) { Issue.record("\(key): \(reply)") }
-                    // A little later, so that a second reply would be counted too.
-                    if answered == all.count {
-                        box.client.loop.queue.asyncAfter(deadline: .now() + .milliseconds(200)) { done(counts.values) }
-                    }
-                }
+            for (port, names) in keys {
+                #expect(try cluster.cli(port, "DBSIZE") == "\(names.count)", "each key on its own master")
             }
-            box.client.close()
-            box.client.send(["GET", all[0]], key: all[0]) { reply in
-                if reply != .disconnected { Issue.record("a command after close: \(reply)") }
+            #expect(try send(client, ["PING"], key: nil) == .status("PONG"))
+            // Keys sharing a hash tag go to one slot: a multi-key command works.
+            #expect(try send(client, ["MSET", "{user1000}.following", "1", "{user1000}.followers", "2"], key: "{user1000}.following")
+                    == .status("OK"))
+            #expect(try send(client, ["MGET", "{user1000}.following", "{user1000}.followers"], key: "{user1000}")
+                    == .array([.string(Array("1".utf8)), .string(Array("2".utf8))]))
+            // Closing with commands in flight: each still gets its reply, once.
+            final class Counts: @unchecked Sendable {
+                var values: [Int]
+                init(_ count: Int) { values = Array(repeating: 0, count: count) }
             }
-        }
-        #expect(counts == Array(repeating: 1, count: all.count))
-    }
-
-    @Test func noClusterToReachFailsReadyAndCommands() throws {
-        let plain = try RedisTestServer()
-        let nothing = LoopbackPort.free()
-        let settings = RedisClusterSettings(seeds: try RedisEndpoint.parseList("redis://127.0.0.1:\(nothing),127.0.0.1:\(plain.port)"),
-                                            connectTimeout: .seconds(1), minimumBackoff: .milliseconds(50),
-                                            maximumBackoff: .milliseconds(200))
-        let outcome: [String] = try onLoop("ready and a command") { done in
-            var seen: [String] = []
-            var client: RedisClusterClient?
-            client = RedisClusterClient(settings: settings, loop: loop) { failure in
-                seen.append("ready: \(failure ?? "ok")")
-                client?.send(["GET", "k"], key: "k") { reply in
-                    seen.append("reply: \(reply)")
-                    client?.close()
-                    done(seen)
-                }
-            }
-        }
-        withExtendedLifetime(plain) {}
-        #expect(outcome.count == 2)
-        #expect(outcome.first?.hasPrefix("ready: no Redis Cluster node gave its slot map") == true)
-        #expect(outcome.last == "reply: disconnected")
-    }
-
-    @Test func aMigratingSlotIsFollowedThroughAskThenMoved() throws {
-        let cluster = try RedisTestCluster()
-        let client = try start(cluster)
-        defer { stop(client, cluster) }
-        let key = "{migrating}old"
-        let newKey = "{migrating}new"
-        let slot = RedisClusterSlot.slot(forKey: key)
-        let source = try master(of: key, in: client)
-        guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
-        #expect(try send(client, ["SET", key, "old"], key: key) == .status("OK"))
-
-        // Half way: a key still on the source is served there, a new one is ASKed to the target.
-        try cluster.cli(target, "CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", try cluster.nodeID(source))
-        try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", try cluster.nodeID(target))
-        #expect(try send(client, ["GET", key], key: key) == .string(Array("old".utf8)))
-        #expect(try send(client, ["SET", newKey, "new"], key: newKey) == .status("OK"))
-        #expect(try send(client, ["GET", newKey], key: newKey) == .string(Array("new".utf8)))
-        #expect(try cluster.cli(target, "CLUSTER", "COUNTKEYSINSLOT", "\(slot)") == "1", "the new key went to the target")
-        #expect(try master(of: key, in: client) == source, "an ASK does not change the slot map")
-
-        // Done: the slot is the target's, the client hears MOVED and follows it.
-        try cluster.cli(source, "MIGRATE", "127.0.0.1", "\(target)", key, "0", "5000")
-        try cluster.cli(target, "CLUSTER", "SETSLOT", "\(slot)", "NODE", try cluster.nodeID(target))
-        try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "NODE", try cluster.nodeID(target))
-        #expect(try send(client, ["GET", key], key: key) == .string(Array("old".utf8)))
-        #expect(try send(client, ["INCR", "{migrating}n"], key: "{migrating}n") == .integer(1))
-        #expect(try master(of: key, in: client) == target)
-        #expect(try cluster.cli(target, "CLUSTER", "COUNTKEYSINSLOT", "\(slot)") == "3")
-    }
-
-    @Test func tooManyRedirectsEndWithTheError() throws {
-        let cluster = try RedisTestCluster()
-        let client = try start(cluster)
-        defer { stop(client, cluster) }
-        let key = "{pingpong}"
-        let slot = RedisClusterSlot.slot(forKey: key)
-        let source = try master(of: key, in: client)
-        guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
-        // The source migrates the slot to a target that does not import it: the source
-        // answers ASK for a missing key, the target (ASKING counts only while importing)
-        // MOVED back, and round it goes until the limit.
-        try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", try cluster.nodeID(target))
-        let reply = try send(client, ["GET", key], key: key)
-        guard case .error(let message) = reply else {
-            Issue.record("a reply after endless redirects: \(reply)")
-            return
-        }
-        #expect(message.hasPrefix("MOVED") || message.hasPrefix("ASK"))
-        try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "STABLE")
-        #expect(try send(client, ["GET", key], key: key) == .null)
-    }
-
-    @Test func shardedMessagesArriveOnceInPublishOrderPerChannel() throws {
-        let cluster = try RedisTestCluster()
-        let events = Events()
-        let client = try start(cluster, events: events)
-        defer { stop(client, cluster) }
-        let channels = try spread("room:", each: 3, cluster: cluster).values.flatMap { $0 }.sorted() + ["{t}gone", "{t}marker"]
-        let box = Client(client: client)
-        loop.execute { box.client.ssubscribe(channels) }
-        try events.wait("every channel confirmed") { all in channels.allSatisfy { all.contains("subscribed \($0)") } }
-        let count = 200
-        let published: Int = try onLoop(seconds: 20, "SPUBLISH") { done in
-            var answered = 0
-            for n in 0..<count {
-                for channel in channels {
-                    box.client.spublish(channel, Array("\(n)".utf8)) { reply in
-                        if reply != .integer(1) { Issue.record("SPUBLISH \(channel): \(reply)") }
+            let counts: [Int] = try onLoop("close") { done in
+                let counts = Counts(all.count)
+                var answered = 0
+                for (n, key) in all.enumerated() {
+                    box.client.send(["GET", key], key: key) { reply in
+                        counts.values[n] += 1
                         answered += 1
-                        if answered == count * channels.count { done(answered) }
+                        if reply != .string(Array("value of \(key)".utf8)) { Issue.record("\(key): \(reply)") }
+                        // A little later, so that a second reply would be counted too.
+                        if answered == all.count {
+                            box.client.loop.queue.asyncAfter(deadline: .now() + .milliseconds(200)) { done(counts.values) }
+                        }
+                    }
+                }
+                box.client.close()
+                box.client.send(["GET", all[0]], key: all[0]) { reply in
+                    if reply != .disconnected { Issue.record("a command after close: \(reply)") }
+                }
+            }
+            #expect(counts == Array(repeating: 1, count: all.count))
+        }
+    }
+
+    @Test func noClusterToReachFailsReadyAndCommands() async throws {
+        try await offThePool {
+            let plain = try RedisTestServer()
+            let nothing = LoopbackPort.free()
+            let settings = RedisClusterSettings(seeds: try RedisEndpoint.parseList("redis://127.0.0.1:\(nothing),127.0.0.1:\(plain.port)"),
+                                                connectTimeout: .seconds(1), minimumBackoff: .milliseconds(50),
+                                                maximumBackoff: .milliseconds(200))
+            let outcome: [String] = try onLoop("ready and a command") { done in
+                var seen: [String] = []
+                var client: RedisClusterClient?
+                client = RedisClusterClient(settings: settings, loop: loop) { failure in
+                    seen.append("ready: \(failure ?? "ok")")
+                    client?.send(["GET", "k"], key: "k") { reply in
+                        seen.append("reply: \(reply)")
+                        client?.close()
+                        done(seen)
                     }
                 }
             }
+            withExtendedLifetime(plain) {}
+            #expect(outcome.count == 2)
+            #expect(outcome.first?.hasPrefix("ready: no Redis Cluster node gave its slot map") == true)
+            #expect(outcome.last == "reply: disconnected")
         }
-        #expect(published == count * channels.count)
-        try events.wait(seconds: 20, "every message") { $0.count { $0.hasPrefix("message ") } == count * channels.count }
-        let messages = events.all.filter { $0.hasPrefix("message ") }
-        for channel in channels {
-            let got = messages.filter { $0.hasPrefix("message \(channel) ") }.map { $0.split(separator: " ")[2] }
-            #expect(got == (0..<count).map { Substring("\($0)") }, "\(channel): each once, in order")
+    }
+
+    @Test func aMigratingSlotIsFollowedThroughAskThenMoved() async throws {
+        try await offThePool {
+            let cluster = try RedisTestCluster()
+            let client = try start(cluster)
+            defer { stop(client, cluster) }
+            let key = "{migrating}old"
+            let newKey = "{migrating}new"
+            let slot = RedisClusterSlot.slot(forKey: key)
+            let source = try master(of: key, in: client)
+            guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
+            #expect(try send(client, ["SET", key, "old"], key: key) == .status("OK"))
+
+            // Half way: a key still on the source is served there, a new one is ASKed to the target.
+            try cluster.cli(target, "CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", try cluster.nodeID(source))
+            try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", try cluster.nodeID(target))
+            #expect(try send(client, ["GET", key], key: key) == .string(Array("old".utf8)))
+            #expect(try send(client, ["SET", newKey, "new"], key: newKey) == .status("OK"))
+            #expect(try send(client, ["GET", newKey], key: newKey) == .string(Array("new".utf8)))
+            #expect(try cluster.cli(target, "CLUSTER", "COUNTKEYSINSLOT", "\(slot)") == "1", "the new key went to the target")
+            #expect(try master(of: key, in: client) == source, "an ASK does not change the slot map")
+
+            // Done: the slot is the target's, the client hears MOVED and follows it.
+            try cluster.cli(source, "MIGRATE", "127.0.0.1", "\(target)", key, "0", "5000")
+            try cluster.cli(target, "CLUSTER", "SETSLOT", "\(slot)", "NODE", try cluster.nodeID(target))
+            try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "NODE", try cluster.nodeID(target))
+            #expect(try send(client, ["GET", key], key: key) == .string(Array("old".utf8)))
+            #expect(try send(client, ["INCR", "{migrating}n"], key: "{migrating}n") == .integer(1))
+            #expect(try master(of: key, in: client) == target)
+            #expect(try cluster.cli(target, "CLUSTER", "COUNTKEYSINSLOT", "\(slot)") == "3")
         }
-        // An unsubscribed channel hears nothing more (its neighbour in the slot tells when).
-        loop.execute {
-            box.client.sunsubscribe(["{t}gone"])
-            box.client.spublish("{t}gone", Array("after".utf8)) { _ in }
-            box.client.spublish("{t}marker", Array("after".utf8)) { _ in }
+    }
+
+    @Test func tooManyRedirectsEndWithTheError() async throws {
+        try await offThePool {
+            let cluster = try RedisTestCluster()
+            let client = try start(cluster)
+            defer { stop(client, cluster) }
+            let key = "{pingpong}"
+            let slot = RedisClusterSlot.slot(forKey: key)
+            let source = try master(of: key, in: client)
+            guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
+            // The source migrates the slot to a target that does not import it: the source
+            // answers ASK for a missing key, the target (ASKING counts only while importing)
+            // MOVED back, and round it goes until the limit.
+            try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", try cluster.nodeID(target))
+            let reply = try send(client, ["GET", key], key: key)
+            guard case .error(let message) = reply else {
+                Issue.record("a reply after endless redirects: \(reply)")
+                return
+            }
+            #expect(message.hasPrefix("MOVED") || message.hasPrefix("ASK"))
+            try cluster.cli(source, "CLUSTER", "SETSLOT", "\(slot)", "STABLE")
+            #expect(try send(client, ["GET", key], key: key) == .null)
         }
-        try events.wait("marker") { $0.contains("message {t}marker after") }
-        #expect(!events.all.contains("message {t}gone after"))
-        #expect(events.count { $0.hasPrefix("lost") } == 0)
+    }
+
+    @Test func shardedMessagesArriveOnceInPublishOrderPerChannel() async throws {
+        try await offThePool {
+            let cluster = try RedisTestCluster()
+            let events = Events()
+            let client = try start(cluster, events: events)
+            defer { stop(client, cluster) }
+            let channels = try spread("room:", each: 3, cluster: cluster).values.flatMap { $0 }.sorted() + ["{t}gone", "{t}marker"]
+            let box = Client(client: client)
+            loop.execute { box.client.ssubscribe(channels) }
+            try events.wait("every channel confirmed") { all in channels.allSatisfy { all.contains("subscribed \($0)") } }
+            let count = 200
+            let published: Int = try onLoop(seconds: 20, "SPUBLISH") { done in
+                var answered = 0
+                for n in 0..<count {
+                    for channel in channels {
+                        box.client.spublish(channel, Array("\(n)".utf8)) { reply in
+                            if reply != .integer(1) { Issue.record("SPUBLISH \(channel): \(reply)") }
+                            answered += 1
+                            if answered == count * channels.count { done(answered) }
+                        }
+                    }
+                }
+            }
+            #expect(published == count * channels.count)
+            try events.wait(seconds: 20, "every message") { $0.count { $0.hasPrefix("message ") } == count * channels.count }
+            let messages = events.all.filter { $0.hasPrefix("message ") }
+            for channel in channels {
+                let got = messages.filter { $0.hasPrefix("message \(channel) ") }.map { $0.split(separator: " ")[2] }
+                #expect(got == (0..<count).map { Substring("\($0)") }, "\(channel): each once, in order")
+            }
+            // An unsubscribed channel hears nothing more (its neighbour in the slot tells when).
+            loop.execute {
+                box.client.sunsubscribe(["{t}gone"])
+                box.client.spublish("{t}gone", Array("after".utf8)) { _ in }
+                box.client.spublish("{t}marker", Array("after".utf8)) { _ in }
+            }
+            try events.wait("marker") { $0.contains("message {t}marker after") }
+            #expect(!events.all.contains("message {t}gone after"))
+            #expect(events.count { $0.hasPrefix("lost") } == 0)
+        }
     }
 
     /// A broadcast on every master (`RedisShardBroadcast`): each event, published on one
     /// channel per master and acknowledged by all before the next message goes out on
     /// some master's shard channel, reaches a subscriber of every channel once per master,
     /// its first copy ahead of that later message, and the copies reduce to one each.
-    @Test func aBroadcastOnEveryMasterPrecedesTheMessagesPublishedAfterIt() throws {
-        let cluster = try RedisTestCluster()
-        let events = Events()
-        let subscriber = try start(cluster, events: events)
-        let publisher = try start(cluster)
-        defer {
-            stop(publisher, cluster)
-            stop(subscriber, cluster)
-        }
-        let broadcast = RedisShardBroadcast(prefix: "test:bus:")
-        let streams = try spread("room:", each: 2, cluster: cluster).values.flatMap { $0 }.sorted()
-        let (sub, pub) = (Client(client: subscriber), Client(client: publisher))
-        let all = broadcast.channels + streams
-        loop.execute { sub.client.ssubscribe(all) }
-        try events.wait("every channel confirmed") { seen in all.allSatisfy { seen.contains("subscribed \($0)") } }
-        let masters = try cluster.masterPorts().count
-        let trials = 200
-        let published: Int = try onLoop(seconds: 30, "broadcasts and messages") { done in
-            var sent = 0
-            func next() {
-                guard sent < trials, let topology = pub.client.topology else { return done(sent) }
-                sent += 1
-                let number = sent
-                let (targets, uncovered) = broadcast.channels(oneForEachMasterOf: topology)
-                if !uncovered.isEmpty { Issue.record("masters without a broadcast channel: \(uncovered)") }
-                var acknowledged = 0
-                for channel in targets {
-                    pub.client.spublish(channel, Array("event \(number)".utf8)) { _ in
-                        acknowledged += 1
-                        guard acknowledged == targets.count else { return }
-                        pub.client.spublish(streams[number % streams.count], Array("after \(number)".utf8)) { _ in next() }
+    @Test func aBroadcastOnEveryMasterPrecedesTheMessagesPublishedAfterIt() async throws {
+        try await offThePool {
+            let cluster = try RedisTestCluster()
+            let events = Events()
+            let subscriber = try start(cluster, events: events)
+            let publisher = try start(cluster)
+            defer {
+                stop(publisher, cluster)
+                stop(subscriber, cluster)
+            }
+            let broadcast = RedisShardBroadcast(prefix: "test:bus:")
+            let streams = try spread("room:", each: 2, cluster: cluster).values.flatMap { $0 }.sorted()
+            let (sub, pub) = (Client(client: subscriber), Client(client: publisher))
+            let all = broadcast.channels + streams
+            loop.execute { sub.client.ssubscribe(all) }
+            try events.wait("every channel confirmed") { seen in all.allSatisfy { seen.contains("subscribed \($0)") } }
+            let masters = try cluster.masterPorts().count
+            let trials = 200
+            let published: Int = try onLoop(seconds: 30, "broadcasts and messages") { done in
+                var sent = 0
+                func next() {
+                    guard sent < trials, let topology = pub.client.topology else { return done(sent) }
+                    sent += 1
+                    let number = sent
+                    let (targets, uncovered) = broadcast.channels(oneForEachMasterOf: topology)
+                    if !uncovered.isEmpty { Issue.record("masters without a broadcast channel: \(uncovered)") }
+                    var acknowledged = 0
+                    for channel in targets {
+                        pub.client.spublish(channel, Array("event \(number)".utf8)) { _ in
+                            acknowledged += 1
+                            guard acknowledged == targets.count else { return }
+                            pub.client.spublish(streams[number % streams.count], Array("after \(number)".utf8)) { _ in next() }
+                        }
                     }
                 }
+                next()
             }
-            next()
-        }
-        #expect(published == trials)
-        try events.wait(seconds: 20, "every message") { $0.count { $0.hasPrefix("message room:") } == trials }
-        let messages = events.all.filter { $0.hasPrefix("message ") }
-        var copies = RedisBroadcastCopies()
-        var firstAt: [Int: Int] = [:]
-        var copiesOf: [Int: Int] = [:]
-        for (index, message) in messages.enumerated() {
-            let parts = message.split(separator: " ")
-            guard parts.count == 4, let number = Int(parts[3]) else { continue }
-            if parts[2] == "event" {
-                copiesOf[number, default: 0] += 1
-                if copies.isFirst(origin: "publisher", number: UInt64(number)) { firstAt[number] = index }
-            } else if let first = firstAt[number] {
-                #expect(first < index, "event \(number) before the message published after it")
-            } else {
-                Issue.record("the message after event \(number) came before any copy of it")
+            #expect(published == trials)
+            try events.wait(seconds: 20, "every message") { $0.count { $0.hasPrefix("message room:") } == trials }
+            let messages = events.all.filter { $0.hasPrefix("message ") }
+            var copies = RedisBroadcastCopies()
+            var firstAt: [Int: Int] = [:]
+            var copiesOf: [Int: Int] = [:]
+            for (index, message) in messages.enumerated() {
+                let parts = message.split(separator: " ")
+                guard parts.count == 4, let number = Int(parts[3]) else { continue }
+                if parts[2] == "event" {
+                    copiesOf[number, default: 0] += 1
+                    if copies.isFirst(origin: "publisher", number: UInt64(number)) { firstAt[number] = index }
+                } else if let first = firstAt[number] {
+                    #expect(first < index, "event \(number) before the message published after it")
+                } else {
+                    Issue.record("the message after event \(number) came before any copy of it")
+                }
             }
+            #expect(firstAt.count == trials, "one first copy per event")
+            #expect(copiesOf.values.allSatisfy { $0 == masters }, "one copy per master")
         }
-        #expect(firstAt.count == trials, "one first copy per event")
-        #expect(copiesOf.values.allSatisfy { $0 == masters }, "one copy per master")
     }
 
-    @Test func aChannelWhoseSlotMovesIsSubscribedAgainWhereItWent() throws {
-        let cluster = try RedisTestCluster()
-        let events = Events()
-        let client = try start(cluster, events: events)
-        defer { stop(client, cluster) }
-        let channel = "moving-channel"
-        let slot = RedisClusterSlot.slot(forChannel: channel)
-        let source = try master(of: channel, in: client)
-        guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
-        let box = Client(client: client)
-        loop.execute { box.client.ssubscribe([channel]) }
-        try events.wait("subscribed") { $0.contains("subscribed \(channel)") }
-        try moveSlot(slot, from: source, to: target, cluster: cluster)
-        try events.wait("lost, then subscribed again") { all in
-            guard let lost = all.firstIndex(of: "lost \(channel)") else { return false }
-            return all[lost...].contains("subscribed \(channel)")
-        }
-        #expect(try master(of: channel, in: client) == target)
-        #expect(try onLoop { done in box.client.spublish(channel, Array("there".utf8)) { done($0) } } == RedisReply.integer(1))
-        try events.wait("message") { $0.contains("message \(channel) there") }
+    @Test func aChannelWhoseSlotMovesIsSubscribedAgainWhereItWent() async throws {
+        try await offThePool {
+            let cluster = try RedisTestCluster()
+            let events = Events()
+            let client = try start(cluster, events: events)
+            defer { stop(client, cluster) }
+            let channel = "moving-channel"
+            let slot = RedisClusterSlot.slot(forChannel: channel)
+            let source = try master(of: channel, in: client)
+            guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
+            let box = Client(client: client)
+            loop.execute { box.client.ssubscribe([channel]) }
+            try events.wait("subscribed") { $0.contains("subscribed \(channel)") }
+            try moveSlot(slot, from: source, to: target, cluster: cluster)
+            try events.wait("lost, then subscribed again") { all in
+                guard let lost = all.firstIndex(of: "lost \(channel)") else { return false }
+                return all[lost...].contains("subscribed \(channel)")
+            }
+            #expect(try master(of: channel, in: client) == target)
+            #expect(try onLoop { done in box.client.spublish(channel, Array("there".utf8)) { done($0) } } == RedisReply.integer(1))
+            try events.wait("message") { $0.contains("message \(channel) there") }
 
-        // A slot moved behind the client's back: its SSUBSCRIBE goes to the old owner, which
-        // answers MOVED, and the channel is subscribed where the slot went (nothing was lost).
-        let late = "late-channel"
-        let lateSource = try master(of: late, in: client)
-        guard let lateTarget = try cluster.masterPorts().first(where: { $0 != lateSource }) else {
-            throw TestTimeout(description: "masters")
+            // A slot moved behind the client's back: its SSUBSCRIBE goes to the old owner, which
+            // answers MOVED, and the channel is subscribed where the slot went (nothing was lost).
+            let late = "late-channel"
+            let lateSource = try master(of: late, in: client)
+            guard let lateTarget = try cluster.masterPorts().first(where: { $0 != lateSource }) else {
+                throw TestTimeout(description: "masters")
+            }
+            try moveSlot(RedisClusterSlot.slot(forChannel: late), from: lateSource, to: lateTarget, cluster: cluster)
+            #expect(try master(of: late, in: client) == lateSource, "the client's map is behind")
+            loop.execute { box.client.ssubscribe([late]) }
+            try events.wait("subscribed where the slot went") { $0.contains("subscribed \(late)") }
+            #expect(try master(of: late, in: client) == lateTarget)
+            #expect(!events.all.contains("lost \(late)"))
+            #expect(try onLoop { done in box.client.spublish(late, Array("here".utf8)) { done($0) } } == RedisReply.integer(1))
+            try events.wait("message") { $0.contains("message \(late) here") }
         }
-        try moveSlot(RedisClusterSlot.slot(forChannel: late), from: lateSource, to: lateTarget, cluster: cluster)
-        #expect(try master(of: late, in: client) == lateSource, "the client's map is behind")
-        loop.execute { box.client.ssubscribe([late]) }
-        try events.wait("subscribed where the slot went") { $0.contains("subscribed \(late)") }
-        #expect(try master(of: late, in: client) == lateTarget)
-        #expect(!events.all.contains("lost \(late)"))
-        #expect(try onLoop { done in box.client.spublish(late, Array("here".utf8)) { done($0) } } == RedisReply.integer(1))
-        try events.wait("message") { $0.contains("message \(late) here") }
     }
 
-    @Test func aKilledMasterIsReportedAndItsReplicaTakesOver() throws {
-        let cluster = try RedisTestCluster()
-        let events = Events()
-        let client = try start(cluster, events: events)
-        defer { stop(client, cluster) }
-        let byMaster = try spread("failover:", each: 2, cluster: cluster)
-        let channels = byMaster.values.flatMap { $0 }.sorted()
-        let box = Client(client: client)
-        loop.execute { box.client.ssubscribe(channels) }
-        try events.wait("subscribed") { all in channels.allSatisfy { all.contains("subscribed \($0)") } }
-        for channel in channels { #expect(try send(client, ["SET", channel, "before"], key: channel) == .status("OK")) }
-        guard let (victim, victimChannels) = byMaster.min(by: { $0.key < $1.key }),
-              let replica = try cluster.replica(of: victim) else { throw TestTimeout(description: "no replica") }
-        // Let the replica have the writes before its master dies.
-        #expect(try cluster.cli(victim, "WAIT", "1", "2000") == "1")
+    @Test func aKilledMasterIsReportedAndItsReplicaTakesOver() async throws {
+        try await offThePool {
+            let cluster = try RedisTestCluster()
+            let events = Events()
+            let client = try start(cluster, events: events)
+            defer { stop(client, cluster) }
+            let byMaster = try spread("failover:", each: 2, cluster: cluster)
+            let channels = byMaster.values.flatMap { $0 }.sorted()
+            let box = Client(client: client)
+            loop.execute { box.client.ssubscribe(channels) }
+            try events.wait("subscribed") { all in channels.allSatisfy { all.contains("subscribed \($0)") } }
+            for channel in channels { #expect(try send(client, ["SET", channel, "before"], key: channel) == .status("OK")) }
+            guard let (victim, victimChannels) = byMaster.min(by: { $0.key < $1.key }),
+                  let replica = try cluster.replica(of: victim) else { throw TestTimeout(description: "no replica") }
+            // Let the replica have the writes before its master dies.
+            #expect(try cluster.cli(victim, "WAIT", "1", "2000") == "1")
 
-        cluster.kill(victim)
-        try events.wait("the loss") { $0.contains("lost \(victimChannels.sorted().joined(separator: ","))") }
-        // While no node serves those slots, a command to them fails instead of waiting forever.
-        let during = try send(client, ["GET", victimChannels[0]], key: victimChannels[0])
-        #expect(during.isFailure || during == .string(Array("before".utf8)))
+            cluster.kill(victim)
+            try events.wait("the loss") { $0.contains("lost \(victimChannels.sorted().joined(separator: ","))") }
+            // While no node serves those slots, a command to them fails instead of waiting forever.
+            let during = try send(client, ["GET", victimChannels[0]], key: victimChannels[0])
+            #expect(during.isFailure || during == .string(Array("before".utf8)))
 
-        try cluster.cli(replica, "CLUSTER", "FAILOVER", "TAKEOVER")
-        let slot = RedisClusterSlot.slot(forKey: victimChannels[0])
-        #expect(cluster.wait(seconds: 10) { cluster.runningPorts.allSatisfy { (try? cluster.master(ofSlot: slot, asking: $0)) == replica } })
-        // Until every node has seen the slots covered again it answers CLUSTERDOWN, which the
-        // client hands to its caller (it retries redirects, not a cluster that is down).
-        try cluster.waitUntilHealthy()
-        let lostAt = events.all.lastIndex { $0.hasPrefix("lost") } ?? 0
-        try events.wait(seconds: 15, "subscribed again") { all in
-            victimChannels.allSatisfy { channel in all[lostAt...].contains("subscribed \(channel)") }
+            try cluster.cli(replica, "CLUSTER", "FAILOVER", "TAKEOVER")
+            let slot = RedisClusterSlot.slot(forKey: victimChannels[0])
+            #expect(cluster.wait(seconds: 10) { cluster.runningPorts.allSatisfy { (try? cluster.master(ofSlot: slot, asking: $0)) == replica } })
+            // Until every node has seen the slots covered again it answers CLUSTERDOWN, which the
+            // client hands to its caller (it retries redirects, not a cluster that is down).
+            try cluster.waitUntilHealthy()
+            let lostAt = events.all.lastIndex { $0.hasPrefix("lost") } ?? 0
+            try events.wait(seconds: 15, "subscribed again") { all in
+                victimChannels.allSatisfy { channel in all[lostAt...].contains("subscribed \(channel)") }
+            }
+            for channel in channels {
+                // Answered by the slot's master now. Redis Cluster does not promise the write
+                // survives a failover even after WAIT (its cluster spec: "not strongly
+                // consistent"); a loaded machine lost it once in eight runs, so either answer is
+                // Redis's, and what is checked is that the command reached a master.
+                let value = try send(client, ["GET", channel], key: channel)
+                #expect(value == .string(Array("before".utf8)) || value == .null, "\(channel): \(value)")
+                #expect(try onLoop { done in box.client.spublish(channel, Array("after".utf8)) { done($0) } } == RedisReply.integer(1))
+            }
+            try events.wait("every channel hears") { all in channels.allSatisfy { all.contains("message \($0) after") } }
+            #expect(try master(of: victimChannels[0], in: client) == replica)
         }
-        for channel in channels {
-            // Answered by the slot's master now. Redis Cluster does not promise the write
-            // survives a failover even after WAIT (its cluster spec: "not strongly
-            // consistent"); a loaded machine lost it once in eight runs, so either answer is
-            // Redis's, and what is checked is that the command reached a master.
-            let value = try send(client, ["GET", channel], key: channel)
-            #expect(value == .string(Array("before".utf8)) || value == .null, "\(channel): \(value)")
-            #expect(try onLoop { done in box.client.spublish(channel, Array("after".utf8)) { done($0) } } == RedisReply.integer(1))
-        }
-        try events.wait("every channel hears") { all in channels.allSatisfy { all.contains("message \($0) after") } }
-        #expect(try master(of: victimChannels[0], in: client) == replica)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceTestSupport
 import WebSocket
 @testable import Gateway
 
@@ -17,25 +18,6 @@ struct HTTPJSON {
         guard Set(json.keys) == ["error"], let error = json["error"] as? [String: Any] else { return false }
         return error["code"] is String && error["message"] is String
     }
-}
-
-/// Moves a value across a thread hop the compiler cannot check.
-struct UnsafeTransfer<T>: @unchecked Sendable {
-    var value: T
-}
-
-/// Runs blocking socket work on a thread of its own and awaits it, so the test does not
-/// hold a cooperative-pool thread while the in-process gateway needs one (token signing and
-/// verification run in Tasks; a test machine may have only two such threads).
-func offThePool<T>(_ body: @escaping () throws -> T) async throws -> T {
-    let work = UnsafeTransfer(value: body)
-    let result: UnsafeTransfer<Result<T, any Error>> = await withCheckedContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(returning: UnsafeTransfer(value: Result { try work.value() }))
-        }
-        thread.start()
-    }
-    return try result.value.get()
 }
 
 /// A JSON value as sorted-key JSON text, for comparing parsed objects ("<none>" when not an object/array).
