@@ -263,7 +263,13 @@ struct ResourceBoundsTests {
 
     @Test("an upgrade whose pipelined bytes overflow while its token is checked releases its session (no leaked connection slot)")
     func overflowWhileDecidingReleasesTheSession() async throws {
-        let gateway = try await TestGateway.chat { _, chat in chat.limits.maxConnectionsPerUser = 1 }
+        // A deciding connection keeps what one read brought within the bound and reads no more,
+        // so the overflow must come in one read: with the default 64 KiB bound the bytes spanned
+        // two loopback segments (MSS 65,483), and a read of the first alone stayed under it.
+        let gateway = try await TestGateway.chat { transport, chat in
+            chat.limits.maxConnectionsPerUser = 1
+            transport.maxMessageBytes = 1024
+        }
         let chat = try #require(gateway.server.router.chat)
         let token = try await gateway.token(for: "alice")
         let port = gateway.port
@@ -276,7 +282,7 @@ struct ResourceBoundsTests {
             let client = try TestClient(port: port, timeoutSeconds: 20)
             try client.write("GET /v1/ws?token=\(token) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
             usleep(100_000)
-            try? client.write([UInt8](repeating: 0x81, count: 70_000))
+            try? client.write([UInt8](repeating: 0x81, count: 8_000))
             return try client.waitForEOF()
         }
         #expect(closed)
