@@ -162,7 +162,7 @@ public final class GatewayServer: @unchecked Sendable {
                                  devSignIn: DevSignIn(jwtSecret: chat.auth.jwtSecret, listenerHost: settings.host), tokens: tokens)
         if console.files.hasPage {
             logger.info("console.enabled", metadata: ["path": "\(ConsoleFiles.pagePath)",
-                                                      "devSignIn": "\(console.devSignIn.isOffered)"])
+                                                      "devSignIn": .stringConvertible(console.devSignIn.isOffered)])
         } else {
             logger.warning("console.files_missing", metadata: ["bundle": "\(ClientAssets.bundleName)"])
         }
@@ -204,8 +204,8 @@ public final class GatewayServer: @unchecked Sendable {
         self.listener = listener
         _ = ProcessMetrics.startTime  // taken now, not at the first scrape
         logger.info("gateway.start", metadata: [
-            "host": "\(settings.host)", "port": "\(listener.port)",
-            "transport": "\(tls == nil ? "ws" : "wss")", "eventLoops": "\(group.loops.count)",
+            "host": "\(settings.host)", "port": .stringConvertible(listener.port),
+            "transport": "\(tls == nil ? "ws" : "wss")", "eventLoops": .stringConvertible(group.loops.count),
             "version": "\(GatewayVersion.release)", "protocol": "\(GatewayVersion.protocolVersion)",
         ])
         return listener.port
@@ -219,7 +219,7 @@ public final class GatewayServer: @unchecked Sendable {
         router.startDraining()
         listener?.stop()
         listener = nil
-        logger.info("gateway.drain", metadata: ["timeoutSeconds": "\(timeoutSeconds)"])
+        logger.info("gateway.drain", metadata: ["timeoutSeconds": .stringConvertible(timeoutSeconds)])
         for loop in group.loops {
             loop.execute {
                 for connection in Array(loop.liveConnections) {

@@ -170,7 +170,7 @@ final class PostgresGroupCommitWriter: Sendable {
                 attempt -= 1
                 if reconnects == 1 {
                     logger.notice("store.batch_reconnected", metadata: [
-                        "writes": "\(writes.count)", "error": "\(PostgresErrors.describe(failure.underlying))"])
+                        "writes": .stringConvertible(writes.count), "error": "\(PostgresErrors.describe(failure.underlying))"])
                 }
                 try? await Task.sleep(for: .milliseconds(min(10 * reconnects, 200)))
             } catch {
@@ -178,7 +178,7 @@ final class PostgresGroupCommitWriter: Sendable {
                 let underlying = (error as? NotCommitted)?.underlying ?? error
                 let description = PostgresErrors.describe(underlying)
                 if attempt == 1, PostgresErrors.isServerRefusal(underlying) {
-                    logger.notice("store.batch_retried", metadata: ["writes": "\(writes.count)", "error": "\(description)"])
+                    logger.notice("store.batch_retried", metadata: ["writes": .stringConvertible(writes.count), "error": "\(description)"])
                     isolated = writes.count > 1
                     continue
                 }

@@ -127,7 +127,7 @@ enum ShutdownSignals {
                 draining = true
                 server.drain(timeoutSeconds: drainSeconds) { remaining in
                     server.quiesce()
-                    logger.info("gateway.exit", metadata: ["remainingConnections": "\(remaining)"])
+                    logger.info("gateway.exit", metadata: ["remainingConnections": .stringConvertible(remaining)])
                     exit(0)
                 }
             }

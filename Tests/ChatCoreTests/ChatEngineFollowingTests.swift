@@ -70,7 +70,7 @@ import Testing
         _ = engine.openSession(SessionRequest(id: 1, user: "a"), now: 10)
         let loaded = engine.streamsLoaded(["g"], nil, monotonicNow: 0)
         #expect(Self.opened(loaded) == [1])
-        #expect(loaded.contains { if case .log(.warning, "bus.follow_read_failed", _) = $0 { true } else { false } })
+        #expect(loaded.contains { if case .log(.warning, "bus.follow_read_failed", _, _) = $0 { true } else { false } })
     }
 
     @Test func membersWhoJoinGetTheMessagesSinceTheirJoinBeforeAnythingNewer() {

@@ -152,8 +152,14 @@ struct ChatEngineMessageTests {
         }
         #expect(outcomes.map(\.persisted.count) == [1, 1, 0, 0])
         #expect(outcomes[2].replies.first?.reply.errorCode == .rateLimited)
-        let logs = outcomes.flatMap { $0 }.filter { if case .log(.notice, "message.rate_limited", _) = $0 { return true } else { return false } }
+        let logs = outcomes.flatMap { $0 }.filter { if case .log(.notice, "message.rate_limited", _, _) = $0 { return true } else { return false } }
         #expect(logs.count == 1)
+        // The line names the requesting session (the driver adds its connection) and keeps the wait a number.
+        if case .log(_, _, let fields, let session)? = logs.first {
+            #expect(session == Self.sender.session && session != nil)
+            #expect(fields["user"] == .text("s") && fields["device"] == .text("d"))
+            if case .number(let wait)? = fields["retryAfterMs"] { #expect(wait > 0) } else { Issue.record("retryAfterMs \(String(describing: fields["retryAfterMs"]))") }
+        }
         #expect(engine.counters.rateLimited == 2)
     }
 

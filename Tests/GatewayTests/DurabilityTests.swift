@@ -67,7 +67,7 @@ struct DurabilityTests {
             while Date() < deadline {
                 let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
                 for line in log.split(separator: "\n") where line.contains("\"event\":\"gateway.start\"") {
-                    if let port = parseJSONObject(String(line))["port"] as? String, let number = Int(port) { return number }
+                    if let port = parseJSONObject(String(line))["port"] as? Int { return port }
                 }
                 guard process.isRunning else {
                     throw TestClientError("chat-gateway exited with \(process.terminationStatus): \(log)")

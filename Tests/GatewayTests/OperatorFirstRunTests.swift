@@ -43,15 +43,48 @@ struct OperatorFirstRunTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         let admin = objects.filter { $0["event"] as? String == "admin.request" }
-        #expect(admin.map { $0["status"] as? String } == ["200", "401"], "\(admin)")
+        #expect(admin.map { $0["status"] as? Int } == [200, 401], "\(admin)")
         #expect(admin.first?["method"] as? String == "POST" && admin.first?["path"] as? String == "/v1/admin/users")
         let rejected = objects.filter { $0["event"] as? String == "http.rejected" }
         #expect(rejected.map { $0["path"] as? String } == ["/no/such/page"])
         let handshakes = objects.filter { $0["event"] as? String == "handshake.rejected" }
-        #expect(handshakes.map { $0["status"] as? String } == ["401"], "\(handshakes)")
+        #expect(handshakes.map { $0["status"] as? Int } == [401], "\(handshakes)")
         #expect(!capture.lines.contains { $0.contains(gateway.chat.admin.apiKey) || $0.contains("not-the-key") })
         let start = objects.first { $0["event"] as? String == "gateway.start" }
         #expect(start?["version"] as? String == GatewayVersion.release && start?["protocol"] as? String == "1.2")
+        #expect(start?["port"] as? Int == gateway.port && start?["eventLoops"] is Int, "numbers stay JSON numbers: \(String(describing: start))")
+    }
+
+    @Test func numbersAndFlagsAreTypedAndARateLimitedSendNamesItsConnection() async throws {
+        let capture = OperationsTests.LogCapture()
+        let gateway = try await TestGateway.chat(logger: capture.logger()) { _, chat in chat.limits.userMessagesPerSecond = 1 }
+        let alice = try await gateway.connect("log-alice")
+        try await gateway.createUsers(["log-bob"])
+        let channel = try alice.createGroup(["log-bob"])
+        var limited: [String: Any]?
+        for n in 0..<10 where limited == nil {
+            _ = try alice.request("message.send", ["channelId": channel, "text": "m\(n)"])
+            limited = capture.lines.map(parseJSONObject).first { $0["event"] as? String == "message.rate_limited" }
+        }
+        for _ in 0..<100 where limited == nil {
+            try await Task.sleep(for: .milliseconds(10))
+            limited = capture.lines.map(parseJSONObject).first { $0["event"] as? String == "message.rate_limited" }
+        }
+        let opened = capture.lines.map(parseJSONObject).first {
+            $0["event"] as? String == "connection.open" && $0["user"] as? String == "log-alice"
+        }
+        let line = try #require(limited, "no message.rate_limited line")
+        let connection = try #require(opened?["conn"] as? Int, "connection.open's conn is a number: \(String(describing: opened))")
+        #expect(opened?["deflate"] as? Bool == false, "a flag is a JSON boolean")
+        #expect(line["conn"] as? Int == connection, "the line names the connection that sent: \(line)")
+        #expect(line["user"] as? String == "log-alice" && (line["retryAfterMs"] as? Int ?? 0) > 0, "\(line)")
+        alice.connection.dropConnection()
+        var closed: [String: Any]?
+        for _ in 0..<200 where closed == nil {
+            try await Task.sleep(for: .milliseconds(10))
+            closed = capture.lines.map(parseJSONObject).first { $0["event"] as? String == "connection.close" && $0["conn"] as? Int == connection }
+        }
+        #expect(closed?["code"] is Int, "close codes are numbers: \(String(describing: closed))")
     }
 
     @Test func versionNamesTheReleaseAndTheProtocol() throws {

@@ -74,7 +74,7 @@ extension ChatEngine {
             }
             effects.append(.setBlock(blocker: numbered(pair.blocker), blocked: numbered(pair.blocked), isBlocked: write.isBlocked))
             effects.append(.log(.info, write.isBlocked ? "user.block" : "user.unblock",
-                                ["user": pair.blocker, "target": pair.blocked]))
+                                ["user": .text(pair.blocker), "target": .text(pair.blocked)]))
         }
         guard var batch = blockBatches[write.batch] else { return effects }
         if committed {

@@ -102,7 +102,7 @@ extension ChatEngine {
                 messagesAfterMarks: streams.messagesAfterMarks.filter { installed.contains($0.channelID) },
                 versions: streams.versions.filter { installed.contains($0.key) }))
         } else if !read.isEmpty {
-            effects.append(.log(.warning, "bus.follow_read_failed", ["channels": String(read.count)]))
+            effects.append(.log(.warning, "bus.follow_read_failed", ["channels": .number(Int64(read.count))]))
         }
         var settled: [ChannelID] = []
         for channel in read {

@@ -267,8 +267,8 @@ extension ChatEngine {
             // One line when a user starts hitting the limit, not one per rejected send.
             if limitedUsers.insert(send.sender).inserted {
                 effects.append(.log(.notice, "message.rate_limited", [
-                    "user": send.sender, "device": send.device ?? "", "retryAfterMs": "\(retryAfterMs)",
-                ]))
+                    "user": .text(send.sender), "device": .text(send.device ?? ""), "retryAfterMs": .number(retryAfterMs),
+                ], session: send.requester.session))
             }
             let error = ChatError(.rateLimited, "over \(userMessageRates?.ratePerSecond ?? 0) messages per second; retry in \(retryAfterMs) ms",
                                   retryAfterMs: retryAfterMs)

@@ -63,8 +63,8 @@ extension ChatEngine {
         let newest = directory.newestMessage(of: channelID)?.seq ?? 0
         if batch == nil || batch?.isEmpty == true {
             counters.gapsSkipped += 1
-            effects.append(.log(.warning, "bus.gap_skipped", ["channel": channelID, "afterSeq": String(newest),
-                                                               "nextSeq": String(lowest)]))
+            effects.append(.log(.warning, "bus.gap_skipped", ["channel": .text(channelID), "afterSeq": .number(newest),
+                                                               "nextSeq": .number(lowest)]))
             guard let held = heldMessages.take(channelID, seq: lowest) else { return effects }
             effects += record(held.message, json: held.json, in: channel, excluding: held.excluding,
                               monotonicNow: monotonicNow)

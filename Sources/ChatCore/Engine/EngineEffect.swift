@@ -129,6 +129,7 @@ public enum EngineEffect: Sendable, Equatable {
     case unfollowChannels([ChannelID])
     /// Cluster mode: after this long, call `ChatEngine.followingDue(now:)`.
     case checkFollowingLater(afterMilliseconds: Milliseconds)
-    /// A line for the operations log.
-    case log(LogLevel, String, [String: String])
+    /// A line for the operations log; with `session`, the driver adds the fields that name
+    /// that session's connection (`conn`).
+    case log(LogLevel, String, [String: LogField], session: SessionID? = nil)
 }

@@ -65,7 +65,7 @@ final class AwaitingAuthSession: WebSocketApplication, @unchecked Sendable {
             case .close(let code, let reason):
                 if let socket {
                     service.logger.info("session.auth_refused", metadata: [
-                        "conn": "\(socket.socket.id)", "code": "\(code.rawValue)", "reason": "\(reason)",
+                        "conn": .stringConvertible(socket.socket.id), "code": .stringConvertible(code.rawValue), "reason": "\(reason)",
                     ])
                     service.metrics.handshake(String(code.rawValue))
                 }
@@ -88,7 +88,7 @@ final class AwaitingAuthSession: WebSocketApplication, @unchecked Sendable {
         }
         socket.handOver(to: session)
         session.webSocketDidOpen(socket)
-        service.logger.info("session.authenticated", metadata: ["conn": "\(socket.socket.id)", "user": "\(record.userID)"])
+        service.logger.info("session.authenticated", metadata: ["conn": .stringConvertible(socket.socket.id), "user": "\(record.userID)"])
         session.receive(Request(id: requestID, command: .me))
         for text in held { session.webSocket(socket, didReceiveText: text) }
     }

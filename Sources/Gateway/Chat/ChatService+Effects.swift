@@ -155,13 +155,8 @@ extension ChatService {
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(min(after, 86_400_000)))) { [self] in
                     inbox.async { [self] in run(engine.followingDue(now: clock.now())) }
                 }
-            case .log(let level, let event, let metadata):
-                let fields = metadata.mapValues { Logger.MetadataValue.string($0) }
-                switch level {
-                case .info: logger.info("\(event)", metadata: fields)
-                case .notice: logger.notice("\(event)", metadata: fields)
-                case .warning: logger.warning("\(event)", metadata: fields)
-                }
+            case .log(let level, let event, let fields, let session):
+                log(level, event, fields, session: session)
             }
         }
     }

@@ -9,7 +9,7 @@ extension ChatService {
         userRetryScheduled = true
         userRetryDelaySeconds = min(max(userRetryDelaySeconds * 2, 0.25), 10)
         logger.warning("store.user_write_retry", metadata: [
-            "users": "\(waiting)", "retryInSeconds": "\(userRetryDelaySeconds)",
+            "users": .stringConvertible(waiting), "retryInSeconds": .stringConvertible(userRetryDelaySeconds),
         ])
         queue.asyncAfter(deadline: .now() + userRetryDelaySeconds) { [self] in
             inbox.async { [self] in

@@ -382,7 +382,7 @@ final class ClusterBus: BusTransportDelegate, @unchecked Sendable {
         let (dropped, scope) = outbox.takeDroppedScope()
         if !scope.isEmpty {
             // Those events will never reach the others: their clients read them from history.
-            logger.error("bus.outbox_dropped", metadata: ["events": "\(dropped)",
+            logger.error("bus.outbox_dropped", metadata: ["events": .stringConvertible(dropped),
                                                           "channels": "\(scope.everything ? "all" : "\(scope.channels.count)")"])
             let notice = redis.seal(BusResyncNotice(node: nodeID, scope: scope).encoded(), channel: Self.resyncChannel)
             lastNumber += 1
@@ -393,7 +393,7 @@ final class ClusterBus: BusTransportDelegate, @unchecked Sendable {
         }
         guard !outbox.isEmpty else { return }
         let pending = outbox.takeAll()
-        logger.notice("bus.outbox_published", metadata: ["events": "\(pending.count)"])
+        logger.notice("bus.outbox_published", metadata: ["events": .stringConvertible(pending.count)])
         var failed: [BusOutbox.Entry] = []
         var answered = 0
         for entry in pending {

@@ -183,7 +183,7 @@ final class ShardedRedisTransport: BusTransport, @unchecked Sendable {
     }
 
     private func lost(_ channels: [String], reason: String) {
-        logger.error("bus.subscription_lost", metadata: ["node": "\(nodeID)", "channels": "\(channels.count)",
+        logger.error("bus.subscription_lost", metadata: ["node": "\(nodeID)", "channels": .stringConvertible(channels.count),
                                                          "reason": "\(reason)"])
         var streams: [String] = []
         for channel in channels {
@@ -258,7 +258,7 @@ final class ShardedRedisTransport: BusTransport, @unchecked Sendable {
         let delay = scriptRetry
         scriptRetry = min(scriptRetry * 2, 2)
         logger.warning("bus.reconnect", metadata: ["connection": "subscribe", "reason": "\(reason)",
-                                                   "retryMs": "\(Int(delay * 1000))"])
+                                                   "retryMs": .stringConvertible(Int(delay * 1000))])
         loop.queue.asyncAfter(deadline: .now() + delay) { [self] in connectScriptSubscriber() }
     }
 }

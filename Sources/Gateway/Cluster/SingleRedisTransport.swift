@@ -183,7 +183,7 @@ final class SingleRedisTransport: BusTransport, @unchecked Sendable {
         if isPublisher { publisherRetry = min(publisherRetry * 2, 2) } else { subscriberRetry = min(subscriberRetry * 2, 2) }
         logger.warning("bus.reconnect", metadata: [
             "connection": "\(isPublisher ? "publish" : "subscribe")", "reason": "\(reason)",
-            "retryMs": "\(Int(delay * 1000))",
+            "retryMs": .stringConvertible(Int(delay * 1000)),
         ])
         let now = DispatchTime.now().uptimeNanoseconds
         let held = isPublisher && publisherHeldUntil > now ? publisherHeldUntil - now : 0

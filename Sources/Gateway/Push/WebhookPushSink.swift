@@ -44,7 +44,7 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
                 pending.removeFirst(excess)
                 dropped += excess
                 metrics?.push(sink: "webhook", outcome: "dropped", count: excess)
-                logger.warning("push.dropped", metadata: ["sink": "webhook", "count": "\(excess)", "total": "\(dropped)"])
+                logger.warning("push.dropped", metadata: ["sink": "webhook", "count": .stringConvertible(excess), "total": .stringConvertible(dropped)])
             }
             sendNext()
         }
@@ -78,7 +78,7 @@ final class WebhookPushSink: PushSink, @unchecked Sendable {
                     metrics?.push(sink: "webhook", outcome: "retried", count: batch.count)
                     pending.insert(contentsOf: batch, at: 0)
                     backoff = min(max(backoff * 2, 0.5), 30)
-                    logger.warning("push.webhook_failed", metadata: ["status": "\(status)", "retryInSeconds": "\(backoff)"])
+                    logger.warning("push.webhook_failed", metadata: ["status": .stringConvertible(status), "retryInSeconds": .stringConvertible(backoff)])
                     backingOff = true
                     queue.asyncAfter(deadline: .now() + backoff) { [self] in
                         backingOff = false

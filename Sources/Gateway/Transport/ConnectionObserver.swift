@@ -9,8 +9,8 @@ struct ConnectionObserver: Sendable {
 
     func webSocketOpened(_ connection: SocketConnection, path: String, deflate: Bool, user: String?) {
         var metadata: Logger.Metadata = [
-            "conn": "\(connection.id)", "path": "\(path)",
-            "transport": "\(connection.isTLS ? "wss" : "ws")", "deflate": "\(deflate)",
+            "conn": .stringConvertible(connection.id), "path": "\(path)",
+            "transport": "\(connection.isTLS ? "wss" : "ws")", "deflate": .stringConvertible(deflate),
         ]
         if let user { metadata["user"] = "\(user)" }
         logger.info("connection.open", metadata: metadata)
@@ -19,7 +19,7 @@ struct ConnectionObserver: Sendable {
     }
 
     func webSocketClosed(_ connection: SocketConnection, code: CloseCode?, user: String?) {
-        var metadata: Logger.Metadata = ["conn": "\(connection.id)", "code": "\(code?.rawValue ?? 1006)"]
+        var metadata: Logger.Metadata = ["conn": .stringConvertible(connection.id), "code": .stringConvertible(code?.rawValue ?? 1006)]
         if let user { metadata["user"] = "\(user)" }
         logger.info("connection.close", metadata: metadata)
         metrics.connections(tls: connection.isTLS).decrement()
@@ -27,7 +27,7 @@ struct ConnectionObserver: Sendable {
 
     /// The peer left more output unsent than its bound allows (`OutputBound`): closed, 4000 on a WebSocket.
     func slowConsumer(_ connection: SocketConnection, queuedBytes: Int, user: String?) {
-        var metadata: Logger.Metadata = ["conn": "\(connection.id)", "queuedBytes": "\(queuedBytes)"]
+        var metadata: Logger.Metadata = ["conn": .stringConvertible(connection.id), "queuedBytes": .stringConvertible(queuedBytes)]
         if let user { metadata["user"] = "\(user)" }
         logger.warning("connection.slow_consumer", metadata: metadata)
         metrics.slowConsumerCloses.increment()
@@ -37,8 +37,8 @@ struct ConnectionObserver: Sendable {
     /// admin-API call is logged with its outcome (never its body or key) and counted; any
     /// other refusal (a 404, `/metrics` without its key) is logged as `http.rejected`.
     func httpAnswered(_ connection: SocketConnection, method: String, path: String, status: Int) {
-        let metadata: Logger.Metadata = ["conn": "\(connection.id)", "method": "\(method)", "path": "\(path)",
-                                         "status": "\(status)"]
+        let metadata: Logger.Metadata = ["conn": .stringConvertible(connection.id), "method": "\(method)", "path": "\(path)",
+                                         "status": .stringConvertible(status)]
         if path.hasPrefix("/v1/admin/") {
             logger.info("admin.request", metadata: metadata)
             metrics.adminRequest(status: status)
@@ -49,7 +49,7 @@ struct ConnectionObserver: Sendable {
 
     func handshakeRejected(_ connection: SocketConnection, status: Int, reason: String) {
         logger.info("handshake.rejected", metadata: [
-            "conn": "\(connection.id)", "status": "\(status)", "reason": "\(reason)",
+            "conn": .stringConvertible(connection.id), "status": .stringConvertible(status), "reason": "\(reason)",
         ])
         metrics.handshake(String(status))
     }
