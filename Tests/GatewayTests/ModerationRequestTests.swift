@@ -160,6 +160,28 @@ struct ModerationRequestTests {
         }
     }
 
+    @Test("user.unmute lifts a mute: per-id results as user.mute, and the unmuted user's messages push again", arguments: Backend.allCases)
+    func unmute(backend: Backend) async throws {
+        try await withGateway(backend) { gateway, push in
+            let bob = try await gateway.connect("bob")
+            try await gateway.createUsers(["carol"])
+            let carol = try await gateway.connect("carol")
+            let id = try bob.createGroup(["carol"])
+            _ = try carol.ok("user.mute", ["userIds": ["bob"]])
+            let results = try carol.ok("user.unmute", ["userIds": ["bob", "nobody", "carol"]])["results"] as? [String: String]
+            #expect(results == ["bob": "success", "nobody": "ERR_UID_NOT_FOUND", "carol": "ERR_BAD_REQUEST"])
+            #expect(try carol.errorCode("user.unmute", ["userIds": []]) == "ERR_BAD_REQUEST")
+            // Unmuting a user who is not muted answers success and changes nothing.
+            #expect(try carol.ok("user.unmute", ["userIds": ["bob"]])["results"] as? [String: String] == ["bob": "success"])
+            _ = try bob.ok("presence.subscribe", ["userIds": ["carol"]])
+            carol.connection.dropConnection()
+            #expect(try bob.eventData("user.presence")["online"] as? Bool == false, "carol is offline")
+            let sent = try bob.send(id, "pushed again")
+            let messageID = try #require(sent["id"] as? String)
+            #expect(try await push.waitForLine(user: "carol", messageID: messageID), "an unmuted user's message pushes")
+        }
+    }
+
     @Test("message.flag: refused for what the reporter cannot see; flags reach the admin API (paged) and the push sink", arguments: Backend.allCases)
     func flags(backend: Backend) async throws {
         try await withGateway(backend) { gateway, push in

@@ -20,6 +20,9 @@ final class TestClient {
     private var pending: [UInt8] = []
     var webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 24)
     private var events: [WebSocketConnection.Event] = []
+    /// A chat connection (`/v1/ws`), whose frames `WireRecorder` samples.
+    private var isChatSession = false
+    private var pendingRequests: [String: (type: String, frame: [UInt8])] = [:]
 
     struct Response {
         var status: Int
@@ -170,6 +173,7 @@ final class TestClient {
         try write(request)
         let response = try readResponse()
         if response.status == 101 {
+            isChatSession = path.hasPrefix("/v1/ws")
             let parameters = response.headers["sec-websocket-extensions"].flatMap { DeflateParameters.clientAccept(response: [$0]) }
             webSocket = WebSocketConnection(role: .client, maxMessageBytes: 1 << 24, deflate: parameters)
         }
@@ -177,6 +181,9 @@ final class TestClient {
     }
 
     func sendText(_ text: String) throws {
+        if isChatSession, let request = WireRecorder.request(Array(text.utf8)) {
+            pendingRequests[request.id] = (request.type, request.frame)
+        }
         try write(webSocket.encodeText(Array(text.utf8)))
     }
 
@@ -188,6 +195,9 @@ final class TestClient {
                 if case .send(let bytes) = event {
                     try? write(bytes)
                     continue
+                }
+                if isChatSession, case .text(let bytes) = event, let recorder = WireRecorder.shared {
+                    recorder.received(bytes, pending: &pendingRequests)
                 }
                 return event
             }
