@@ -21,6 +21,7 @@ import Testing
         let channel = try #require(try alice.ok("channel.create", ["channelType": "group",
                                                                    "userIds": ["kit-carol", "kit-offline"]])["id"] as? String)
         _ = try carol.ok("user.block", ["userIds": ["kit-alice"]])
+        let before = try await gateway.http("GET", "/metrics").body
         try alice.send(channel, "withheld from carol, pushed to the offline member")
 
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -37,5 +38,18 @@ import Testing
         let checked = try await offThePool { try ChildProcess.run("/usr/bin/env", ["python3", script, "check", scrapeFile], timeoutSeconds: 60) }
         #expect(checked.status == 0, "\(checked.output)")
         #expect(checked.output.contains("0 problems"), "\(checked.output)")
+
+        // Every panel and alert evaluates over two scrapes, and the panels show the send.
+        let beforeFile = NSTemporaryDirectory() + "scrape-before-\(UUID().uuidString).txt"
+        defer { try? FileManager.default.removeItem(atPath: beforeFile) }
+        try before.write(toFile: beforeFile, atomically: true, encoding: .utf8)
+        let evaluated = try await offThePool {
+            try ChildProcess.run("/usr/bin/env", ["python3", script, "eval", beforeFile, scrapeFile, "--seconds", "1"], timeoutSeconds: 60)
+        }
+        #expect(evaluated.status == 0 && evaluated.output.contains(", 0 not evaluated"), "\(evaluated.output)")
+        #expect(evaluated.output.contains("panel 'Messages stored per second': total: 1\n"), "\(evaluated.output)")
+        #expect(evaluated.output.contains("panel 'Deliveries per second': total: 1\n"), "\(evaluated.output)")
+        #expect(evaluated.output.contains("panel 'Push events by outcome': outcome=written,sink=file: 1\n"), "\(evaluated.output)")
+        #expect(evaluated.output.contains("alert ChatGatewayPushDropped: quiet"), "\(evaluated.output)")
     }
 }
