@@ -52,4 +52,19 @@ import Testing
         #expect(evaluated.output.contains("panel 'Push events by outcome': outcome=written,sink=file: 1\n"), "\(evaluated.output)")
         #expect(evaluated.output.contains("alert ChatGatewayPushDropped: quiet"), "\(evaluated.output)")
     }
+
+    /// Prometheus' own checker reads the rules, and their unit tests (ops/prometheus/alerts.test.yaml)
+    /// fire each alert on the series that should fire it and keep it quiet on a healthy node.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool")
+                   || ProcessInfo.processInfo.environment["CHAT_TEST_REQUIRE_SERVICES"] == "1",
+                   "promtool (Debian's prometheus package) is not installed"))
+    func theAlertRulesPassPromtool() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let rules = root.appendingPathComponent("ops/prometheus/alerts.yaml").path
+        let tests = root.appendingPathComponent("ops/prometheus/alerts.test.yaml").path
+        let checked = try await offThePool { try ChildProcess.run("/usr/bin/promtool", ["check", "rules", rules], timeoutSeconds: 60) }
+        #expect(checked.status == 0 && checked.output.contains("SUCCESS: 10 rules found"), "\(checked.output)")
+        let tested = try await offThePool { try ChildProcess.run("/usr/bin/promtool", ["test", "rules", tests], timeoutSeconds: 60) }
+        #expect(tested.status == 0 && tested.output.contains("SUCCESS"), "\(tested.output)")
+    }
 }
