@@ -90,8 +90,14 @@ struct Serve: AsyncParsableCommand {
         let configuration = try options.load()
         GatewayLogging.bootstrap(level: configuration.log.level)
         let logger = Logger(label: "chat-gateway")
-        if configuration.usesDevSecrets {
-            logger.warning("config.dev_secrets", metadata: ["detail": "auth.jwtSecret or admin.apiKey is the development default; set CHAT_GATEWAY_AUTH_JWTSECRET and CHAT_GATEWAY_ADMIN_APIKEY"])
+        let devSecrets = configuration.devSecretKeys
+        if !devSecrets.isEmpty {
+            let keys = devSecrets.map(\.key).joined(separator: ", ")
+            let variables = devSecrets.map(\.environmentVariable).joined(separator: " and ")
+            logger.warning("config.dev_secrets", metadata: [
+                "keys": .array(devSecrets.map { .string($0.key) }),
+                "detail": "\(keys) \(devSecrets.count == 1 ? "is" : "are") the published development default; set \(variables)",
+            ])
         }
         let server: GatewayServer
         do {

@@ -31,6 +31,7 @@ import EventLoop
         #expect(configuration.conformance.echo == false)
         #expect(!configuration.isTLS)
         #expect(configuration.usesDevSecrets)
+        #expect(configuration.devSecretKeys.map(\.key) == ["auth.jwtSecret", "admin.apiKey"])
     }
 
     @Test func fileValuesOverrideDefaults() throws {
@@ -104,6 +105,8 @@ import EventLoop
         )
         #expect(configuration.admin.apiKey == "admin-key-from-env-0123456789")
         #expect(configuration.usesDevSecrets, "the JWT secret is still the dev one")
+        #expect(configuration.devSecretKeys.map(\.key) == ["auth.jwtSecret"], "only the JWT secret is named")
+        #expect(configuration.devSecretKeys.map(\.environmentVariable) == ["CHAT_GATEWAY_AUTH_JWTSECRET"])
     }
 
     @Test func postgresBackendNeedsItsURL() throws {

@@ -52,8 +52,15 @@ public struct GatewayConfiguration: Sendable, Equatable {
 
     /// The JWT secret or the admin key is still the published development
     /// value; the server should log a warning at start-up.
-    public var usesDevSecrets: Bool {
-        auth.jwtSecret == Auth.developmentSecret || admin.apiKey == Admin.developmentKey
+    public var usesDevSecrets: Bool { !devSecretKeys.isEmpty }
+
+    /// Which of the secrets hold the published development value: the keys, and the
+    /// environment variables that set them, for the start-up warning.
+    public var devSecretKeys: [(key: String, environmentVariable: String)] {
+        var keys: [ConfigurationKey] = []
+        if auth.jwtSecret == Auth.developmentSecret { keys.append(.authJWTSecret) }
+        if admin.apiKey == Admin.developmentKey { keys.append(.adminAPIKey) }
+        return keys.map { ($0.path, $0.environmentVariable) }
     }
 }
 
