@@ -286,6 +286,15 @@ public final class SocketConnection: @unchecked Sendable {
         }
     }
 
+    /// Queues bytes and writes them at once, in a system call of their own (with whatever
+    /// was still queued before them), as a client that writes each message when it is
+    /// made does; `write(_:)` gathers a turn's bytes into one write instead.
+    public func writeNow(_ bytes: [UInt8]) {
+        write(bytes)
+        guard state == .open, !watchingWritable else { return }
+        flush()
+    }
+
     private func scheduleFlushIfNeeded() {
         guard !flushPending, state != .closed, state != .connecting else { return }
         guard !queue.isEmpty || !plaintext.isEmpty else { return }

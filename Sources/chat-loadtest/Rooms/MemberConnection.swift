@@ -235,7 +235,11 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
 
     private func sendChatter(_ request: [UInt8]) {
         guard phase == .open, let connection, let webSocket else { return }
-        webSocket.send(text: request, on: connection)
+        if recorder.plan.writesEachFrame {
+            connection.writeNow(request.withUnsafeBytes { webSocket.encodeText($0) })
+        } else {
+            webSocket.send(text: request, on: connection)
+        }
     }
 
     // MARK: sending
@@ -245,7 +249,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
         guard phase == .open, let connection, let publisher, let webSocket else { return }
         let sequence = publisher.beginSend(at: MonotonicClock.now())
         let frame = publisher.encoder.encode(sequence: sequence, stamp: stamp) { webSocket.encodeText($0) }
-        connection.write(frame)
+        if recorder.plan.writesEachFrame { connection.writeNow(frame) } else { connection.write(frame) }
         recorder.recordSend(stamp: stamp)
     }
 

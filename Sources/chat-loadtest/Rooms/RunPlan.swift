@@ -18,6 +18,9 @@ struct RunPlan: Sendable {
     var deflate = false
     /// Which node each member connects to.
     var placement = MemberPlacement.roundRobin
+    /// Each frame goes out in its own system call when it is sent (`--write-each-frame`),
+    /// not gathered with the connection's other frames of the loop turn.
+    var writesEachFrame = false
 
     func channelID(of member: Int) -> String { channelIDs[member / groupSize] }
 

@@ -19,6 +19,8 @@ struct RunSettings: Sendable {
     var readAndType = false
     /// `room --lifecycle`: members also react, edit and reply once a second (§15).
     var lifecycle: LifecycleMix?
+    /// `--write-each-frame`: one system call per frame, at once.
+    var writesEachFrame = false
 }
 
 extension RunSettings {
@@ -27,5 +29,6 @@ extension RunSettings {
                   duration: traffic.duration, warmup: traffic.warmup, textSize: traffic.size, blockEach: blockEach,
                   window: traffic.window, drain: traffic.drain, connectRate: traffic.connectRate,
                   connectTimeout: traffic.connectTimeout, loops: loops)
+        writesEachFrame = traffic.writeEachFrame
     }
 }

@@ -26,6 +26,10 @@ struct TrafficOptions: ParsableArguments {
     @Option(help: "Unacknowledged sends per publisher when --rate is 0.")
     var window = 32
 
+    @Flag(name: .customLong("write-each-frame"),
+          help: "Write every frame with its own system call when it is sent, as a browser's WebSocket does, instead of gathering a connection's frames of one loop turn into one write.")
+    var writeEachFrame = false
+
     @Option(help: "Seconds to wait after the window for outstanding replies and deliveries.")
     var drain: Double = 5
 

@@ -60,6 +60,6 @@ struct ScenarioSetup {
               placement: MemberPlacement = .roundRobin) -> RunPlan {
         RunPlan(addresses: addresses, tls: tls, channelIDs: room.channelIDs, groupSize: settings.members / settings.channels,
                 members: settings.members, publishers: settings.publishers, textSize: settings.textSize, deflate: deflate,
-                placement: placement)
+                placement: placement, writesEachFrame: settings.writesEachFrame)
     }
 }
