@@ -19,7 +19,7 @@ import Testing
         _ = try await offThePool { try alice.ok("message.send", ["channelId": "api-room", "text": "flag me"]) }
         _ = try await offThePool { try bob.ok("message.flag", ["channelId": "api-room", "seq": 1, "reason": "spam"]) }
 
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = repositoryRoot
         let script = root.appendingPathComponent("scripts/api-check").path
         let arguments = ["python3", script, "openapi", "--base", "http://127.0.0.1:\(gateway.port)",
                          "--admin-key", gateway.chat.admin.apiKey]

@@ -119,7 +119,7 @@ struct OperatorFirstRunTests {
     /// the default drain finish.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze"))
     func theServiceUnitVerifies() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = repositoryRoot
         let unit = try String(contentsOf: root.appendingPathComponent("ops/systemd/chat-gateway.service"), encoding: .utf8)
         let binary = try DurabilityTests.gatewayBinary().path
         let folder = NSTemporaryDirectory() + "unit-\(UUID().uuidString)"

@@ -24,7 +24,7 @@ import Testing
         let before = try await gateway.http("GET", "/metrics").body
         try alice.send(channel, "withheld from carol, pushed to the offline member")
 
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = repositoryRoot
         let scrapeFile = NSTemporaryDirectory() + "scrape-\(UUID().uuidString).txt"
         defer { try? FileManager.default.removeItem(atPath: scrapeFile) }
         var scrape = ""
@@ -59,7 +59,7 @@ import Testing
                    || ProcessInfo.processInfo.environment["CHAT_TEST_REQUIRE_SERVICES"] == "1",
                    "promtool (Debian's prometheus package) is not installed"))
     func theAlertRulesPassPromtool() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = repositoryRoot
         let rules = root.appendingPathComponent("ops/prometheus/alerts.yaml").path
         let tests = root.appendingPathComponent("ops/prometheus/alerts.test.yaml").path
         let checked = try await offThePool { try ChildProcess.run("/usr/bin/promtool", ["check", "rules", rules], timeoutSeconds: 60) }

@@ -102,6 +102,14 @@ struct RedisClusterClientTests {
         }
     }
 
+    /// A master of `cluster` other than the one at `port`.
+    private func otherMaster(than port: Int, in cluster: RedisTestCluster) throws -> Int {
+        guard let other = try cluster.masterPorts().first(where: { $0 != port }) else {
+            throw TestTimeout(description: "no master besides \(port)")
+        }
+        return other
+    }
+
     /// Keys (or channels) named `prefix` + n until each master has `each` of them.
     private func spread(_ prefix: String, each: Int, cluster: RedisTestCluster) throws -> [Int: [String]] {
         var byMaster: [Int: [String]] = [:]
@@ -227,7 +235,7 @@ struct RedisClusterClientTests {
             let newKey = "{migrating}new"
             let slot = RedisClusterSlot.slot(forKey: key)
             let source = try master(of: key, in: client)
-            guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
+            let target = try otherMaster(than: source, in: cluster)
             #expect(try send(client, ["SET", key, "old"], key: key) == .status("OK"))
 
             // Half way: a key still on the source is served there, a new one is ASKed to the target.
@@ -258,7 +266,7 @@ struct RedisClusterClientTests {
             let key = "{pingpong}"
             let slot = RedisClusterSlot.slot(forKey: key)
             let source = try master(of: key, in: client)
-            guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
+            let target = try otherMaster(than: source, in: cluster)
             // The source migrates the slot to a target that does not import it: the source
             // answers ASK for a missing key, the target (ASKING counts only while importing)
             // MOVED back, and round it goes until the limit.
@@ -389,7 +397,7 @@ struct RedisClusterClientTests {
             let channel = "moving-channel"
             let slot = RedisClusterSlot.slot(forChannel: channel)
             let source = try master(of: channel, in: client)
-            guard let target = try cluster.masterPorts().first(where: { $0 != source }) else { throw TestTimeout(description: "masters") }
+            let target = try otherMaster(than: source, in: cluster)
             let box = Client(client: client)
             loop.execute { box.client.ssubscribe([channel]) }
             try events.wait("subscribed") { $0.contains("subscribed \(channel)") }
@@ -406,9 +414,7 @@ struct RedisClusterClientTests {
             // answers MOVED, and the channel is subscribed where the slot went (nothing was lost).
             let late = "late-channel"
             let lateSource = try master(of: late, in: client)
-            guard let lateTarget = try cluster.masterPorts().first(where: { $0 != lateSource }) else {
-                throw TestTimeout(description: "masters")
-            }
+            let lateTarget = try otherMaster(than: lateSource, in: cluster)
             try moveSlot(RedisClusterSlot.slot(forChannel: late), from: lateSource, to: lateTarget, cluster: cluster)
             #expect(try master(of: late, in: client) == lateSource, "the client's map is behind")
             loop.execute { box.client.ssubscribe([late]) }

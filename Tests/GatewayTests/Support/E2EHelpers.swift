@@ -20,6 +20,10 @@ struct HTTPJSON {
     }
 }
 
+/// The repository's root folder (scripts/, docs/, ops/), from this file's place in it.
+let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
 /// A JSON value as sorted-key JSON text, for comparing parsed objects ("<none>" when not an object/array).
 func canonicalJSON(_ value: Any?) -> String {
     guard let value, JSONSerialization.isValidJSONObject(value),
