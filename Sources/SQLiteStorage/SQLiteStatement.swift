@@ -2,17 +2,32 @@ import CSQLite
 import Storage
 
 /// One prepared statement: bind by 1-based index, step, read columns by 0-based
-/// index. Text is bound with `SQLITE_TRANSIENT` (sqlite copies it).
+/// index.
+///
+/// Bound text is copied into the statement's own buffer and bound `SQLITE_STATIC`: the
+/// buffer is reused from one reset to the next, where `SQLITE_TRANSIENT` would make sqlite
+/// allocate a copy of every string on every bind. Text that does not fit is bound
+/// transient, and the buffer grows at the next reset (up to `maximumBindBytes`).
 final class SQLiteStatement {
     private var raw: OpaquePointer?
     private unowned let connection: SQLiteConnection
+    /// Text bound since the last reset lives here until the bindings are cleared.
+    private var bindBuffer: UnsafeMutableRawPointer?
+    private var bindCapacity = 0
+    private var bindUsed = 0
+    /// What the binds since the last reset needed in all (the buffer's next size).
+    private var bindWanted = 0
+    static let maximumBindBytes = 64 * 1024
 
     init(_ raw: OpaquePointer, connection: SQLiteConnection) {
         self.raw = raw
         self.connection = connection
     }
 
-    deinit { finalize() }
+    deinit {
+        finalize()
+        bindBuffer?.deallocate()
+    }
 
     func finalize() {
         if let raw { sqlite3_finalize(raw) }
@@ -46,6 +61,14 @@ final class SQLiteStatement {
             // A nil pointer would bind NULL: bind the empty string explicitly.
             guard let base = bytes.baseAddress, bytes.count > 0 else {
                 return sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
+            }
+            bindWanted += bytes.count
+            if let buffer = bindBuffer, bindCapacity - bindUsed >= bytes.count {
+                let copy = buffer + bindUsed
+                copy.copyMemory(from: base, byteCount: bytes.count)
+                bindUsed += bytes.count
+                // SQLITE_STATIC: the copy stays untouched until `reset` clears the bindings.
+                return sqlite3_bind_text(handle, index, copy.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil)
             }
             return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
                 sqlite3_bind_text(handle, index, chars, Int32(bytes.count), csqlite_transient())
@@ -81,6 +104,14 @@ final class SQLiteStatement {
     func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        // No binding points into the buffer any more: reuse it, grown to what was asked.
+        if bindWanted > bindCapacity, bindWanted <= Self.maximumBindBytes {
+            bindBuffer?.deallocate()
+            bindCapacity = min(max(bindWanted, 2 * bindCapacity, 256), Self.maximumBindBytes)
+            bindBuffer = UnsafeMutableRawPointer.allocate(byteCount: bindCapacity, alignment: 8)
+        }
+        bindUsed = 0
+        bindWanted = 0
     }
 
     /// Runs `body`, then resets the statement whatever happened.

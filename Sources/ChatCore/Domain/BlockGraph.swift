@@ -29,9 +29,9 @@ public struct BlockGraph: Sendable, Equatable {
     }
 
     public mutating func unblock(_ blocker: UserID, _ blocked: UserID) {
-        blockedBy[blocker]?.remove(blocked)
+        blockedBy.modifyValue(forKey: blocker) { $0.remove(blocked) }
         if blockedBy[blocker]?.isEmpty == true { blockedBy[blocker] = nil }
-        blockers[blocked]?.remove(blocker)
+        blockers.modifyValue(forKey: blocked) { $0.remove(blocker) }
         if blockers[blocked]?.isEmpty == true { blockers[blocked] = nil }
         revision &+= 1
     }

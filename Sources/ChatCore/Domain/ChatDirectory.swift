@@ -129,7 +129,7 @@ public struct ChatDirectory: Sendable {
 
     private mutating func insert(_ channel: Channel) {
         if let old = channels[channel.id] {
-            for member in old.members { userChannels[member]?.remove(channel.id) }
+            for member in old.members { userChannels.modifyValue(forKey: member) { $0.remove(channel.id) } }
             unindexDistinct(old)
         }
         channels[channel.id] = channel
@@ -168,7 +168,7 @@ public struct ChatDirectory: Sendable {
     public mutating func setOnline(_ user: UserID, _ isOnline: Bool) {
         guard isOnline ? online.insert(user).inserted : online.remove(user) != nil else { return }
         for channelID in userChannels[user] ?? [] where offlineMembers[channelID] != nil {
-            if isOnline { offlineMembers[channelID]?.remove(user) } else { offlineMembers[channelID]?.insert(user) }
+            if isOnline { offlineMembers.modifyValue(forKey: channelID) { $0.remove(user) } } else { offlineMembers.modifyValue(forKey: channelID) { $0.insert(user) } }
         }
     }
 
@@ -198,7 +198,7 @@ public struct ChatDirectory: Sendable {
     private mutating func indexModeration(of user: User, before: User?) {
         if user.ban?.shadow == true { shadowBannedUsers.insert(user.id) } else { shadowBannedUsers.remove(user.id) }
         guard user.mutedUsers != before?.mutedUsers ?? [] else { return }
-        for muted in (before?.mutedUsers ?? []).subtracting(user.mutedUsers) { muters[muted]?.remove(user.id) }
+        for muted in (before?.mutedUsers ?? []).subtracting(user.mutedUsers) { muters.modifyValue(forKey: muted) { $0.remove(user.id) } }
         for muted in user.mutedUsers { muters[muted, default: []].insert(user.id) }
     }
 
@@ -475,6 +475,13 @@ public struct ChatDirectory: Sendable {
             lastMessage[channel] = message
             reads.uncounted(message.seq, channel: channel, for: Self.uncountedMembers(sender: message.senderID,
                                                                                   hiddenFrom: message.hiddenFrom))
+            return
+        }
+        if hiddenFor.isEmpty, message.hiddenFrom == nil {
+            // A message everyone sees: no views to keep, and it counts for nobody but its sender.
+            lastVisible[channel] = nil
+            lastMessage[channel] = message
+            reads.uncounted(message.seq, channel: channel, for: CollectionOfOne(message.senderID))
             return
         }
         var hidden = hiddenFor

@@ -95,7 +95,7 @@ public struct MessageChange: Sendable, Equatable {
         case .delete: state.reactors = [:]
         case .addReaction(let kind): state.reactors[kind, default: []].insert(actor)
         case .removeReaction(let kind):
-            state.reactors[kind]?.remove(actor)
+            state.reactors.modifyValue(forKey: kind) { $0.remove(actor) }
             if state.reactors[kind]?.isEmpty == true { state.reactors[kind] = nil }
         }
         state.message = stored

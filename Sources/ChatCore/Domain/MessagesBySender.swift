@@ -35,19 +35,21 @@ public struct MessagesBySender: Sendable {
 
     /// A committed message, in seq order per channel.
     public mutating func record(_ message: Message) {
-        var senders = channels[message.channelID] ?? Senders()
-        senders.newest[message.senderID] = message
-        if message.hiddenFrom == nil {
-            senders.newestShown[message.senderID] = message
-            append(message.seq, to: &senders.seqs[message.senderID, default: []])
+        // Changed where it lives: a copy taken out and put back would copy every sender's seqs.
+        if channels[message.channelID] == nil { channels[message.channelID] = Senders() }
+        channels.modifyValue(forKey: message.channelID) { senders in
+            senders.newest[message.senderID] = message
+            if message.hiddenFrom == nil {
+                senders.newestShown[message.senderID] = message
+                Self.append(message.seq, to: &senders.seqs[message.senderID, default: []])
+            }
         }
-        channels[message.channelID] = senders
     }
 
     /// A stored message's header at start-up (in seq order per channel): counted, not shown.
     public mutating func record(_ header: MessageHeader) {
         guard header.hiddenFrom == nil else { return }
-        append(header.seq, to: &channels[header.channelID, default: Senders()].seqs[header.senderID, default: []])
+        Self.append(header.seq, to: &channels[header.channelID, default: Senders()].seqs[header.senderID, default: []])
     }
 
     /// A stored message at start-up that may be its sender's newest.
@@ -62,11 +64,14 @@ public struct MessagesBySender: Sendable {
 
     /// A deleted message (§15) no longer counts: its seq leaves its sender's list.
     public mutating func forget(_ seq: Int64, of sender: UserID, in channel: ChannelID) {
-        guard let seqs = channels[channel]?.seqs[sender], let index = seqs.firstIndex(of: seq) else { return }
-        channels[channel]?.seqs[sender]?.remove(at: index)
+        channels.modifyValue(forKey: channel) { senders in
+            senders.seqs.modifyValue(forKey: sender) { seqs in
+                if let index = seqs.firstIndex(of: seq) { seqs.remove(at: index) }
+            }
+        }
     }
 
-    private func append(_ seq: Int64, to seqs: inout [Int64]) {
+    private static func append(_ seq: Int64, to seqs: inout [Int64]) {
         guard seqs.last.map({ $0 < seq }) ?? true else { return }
         seqs.append(seq)
         if let first = seqs.first, seq - first > 2 * Self.window {

@@ -109,15 +109,17 @@ public struct ReadStates: Sendable {
     /// Message `seq` of `channel` does not count for `users` (its sender, those it is hidden
     /// from). Seqs arrive in ascending order per channel.
     public mutating func uncounted(_ seq: Int64, channel: ChannelID, for users: some Sequence<UserID>) {
-        guard channels[channel] != nil else { return }
-        for user in users { channels[channel]?[user]?.uncount(seq) }
+        channels.modifyValue(forKey: channel) { members in
+            for user in users { members.modifyValue(forKey: user) { $0.uncount(seq) } }
+        }
     }
 
     /// Message `seq` of `channel`, in any order, no longer counts for `users` (nil: every
     /// member; a deleted message, §15).
     public mutating func uncountedAnywhere(_ seq: Int64, channel: ChannelID, for users: [UserID]? = nil) {
-        guard let members = channels[channel] else { return }
-        for user in users ?? Array(members.keys) { channels[channel]?[user]?.uncountAnywhere(seq) }
+        channels.modifyValue(forKey: channel) { members in
+            for user in users ?? Array(members.keys) { members.modifyValue(forKey: user) { $0.uncountAnywhere(seq) } }
+        }
     }
 
     /// Moves `user`'s mark to `seq` if that is later; true when it moved.
@@ -127,7 +129,7 @@ public struct ReadStates: Sendable {
             channels[channel, default: [:]][user] = Member(lastReadSeq: seq)
             return true
         }
-        return channels[channel]?[user]?.mark(seq) ?? false
+        return channels.modifyValue(forKey: channel) { $0.modifyValue(forKey: user) { $0.mark(seq) } ?? false } ?? false
     }
 
     /// The last seq `user` read in `channel` (0: none, or not a member).

@@ -278,7 +278,7 @@ extension ChatEngine {
     }
 
     private mutating func popChangeLog(_ channelID: ChannelID) {
-        changeLog[channelID]?.removeFirst()
+        changeLog.modifyValue(forKey: channelID) { $0.removeFirst() }
         if changeLog[channelID]?.isEmpty == true { changeLog[channelID] = nil }
     }
 

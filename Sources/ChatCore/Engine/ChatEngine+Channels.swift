@@ -140,7 +140,7 @@ extension ChatEngine {
     /// Keeps `request` for later when `key` has a write in flight.
     mutating func park(_ request: ChannelRequest, on key: String) -> Bool {
         guard busyChannels[key] != nil else { return false }
-        busyChannels[key]?.append(request)
+        busyChannels.modifyValue(forKey: key) { $0.append(request) }
         return true
     }
 

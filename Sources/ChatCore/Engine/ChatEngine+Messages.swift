@@ -107,7 +107,7 @@ extension ChatEngine {
         let key = ClientMessageKey(sender: sender, clientMessageID: clientMessageID)
         if clientMessages[key] != nil {
             // The same send is already being looked up or stored: answer with its outcome.
-            clientMessages[key]?.append(requester)
+            clientMessages.modifyValue(forKey: key) { $0.append(requester) }
             return []
         }
         clientMessages[key] = []

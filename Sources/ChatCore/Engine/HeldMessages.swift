@@ -25,8 +25,9 @@ struct HeldMessages {
 
     /// The held message with exactly this seq, removed.
     mutating func take(_ channel: ChannelID, seq: Int64) -> Held? {
-        guard let held = byChannel[channel]?.removeValue(forKey: seq) else { return nil }
-        if byChannel[channel]?.isEmpty == true { byChannel[channel] = nil }
+        guard let index = byChannel.index(forKey: channel),
+              let held = byChannel.values[index].removeValue(forKey: seq) else { return nil }
+        if byChannel.values[index].isEmpty { byChannel.remove(at: index) }
         return held
     }
 

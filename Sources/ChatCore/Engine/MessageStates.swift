@@ -49,7 +49,7 @@ struct MessageStates: Sendable {
         guard let before = entries[key]?.state.weight else { return false }
         clock &+= 1
         entries[key]?.lastUse = clock
-        entries[key]?.update(body)
+        entries.modifyValue(forKey: key) { $0.update(body) }
         weight += (entries[key]?.state.weight ?? before) - before
         if weight > capacity { evictOldestHalf() }
         return true

@@ -25,7 +25,7 @@ struct PresenceSubscriptions {
         guard var entry = bySession[session] else { return }
         for target in targets where entry.targets.remove(target) != nil {
             total -= 1
-            byTarget[target]?.remove(session)
+            byTarget.modifyValue(forKey: target) { $0.remove(session) }
             if byTarget[target]?.isEmpty == true { byTarget[target] = nil }
         }
         bySession[session] = entry.targets.isEmpty ? nil : entry

@@ -44,9 +44,13 @@ struct SendsInArrivalOrder: Sendable {
     /// Moves a queued send on; the sender whose queue may now drain, or nil for a ticket
     /// that is not queued (answered already).
     mutating func update(_ ticket: WriteID, to stage: Stage) -> UserID? {
-        guard let sender = senders[ticket], let index = queues[sender]?.firstIndex(where: { $0.ticket == ticket }) else { return nil }
-        queues[sender]?[index].stage = stage
-        return sender
+        guard let sender = senders[ticket] else { return nil }
+        let found = queues.modifyValue(forKey: sender) { queue -> Bool in
+            guard let index = queue.firstIndex(where: { $0.ticket == ticket }) else { return false }
+            queue[index].stage = stage
+            return true
+        }
+        return found == true ? sender : nil
     }
 
     /// The queued entry of `ticket`.
@@ -64,7 +68,7 @@ struct SendsInArrivalOrder: Sendable {
         if queues[sender]?.count == 1 {
             queues[sender] = nil
         } else {
-            queues[sender]?.removeFirst()
+            queues.modifyValue(forKey: sender) { _ = $0.removeFirst() }
         }
     }
 
@@ -72,16 +76,16 @@ struct SendsInArrivalOrder: Sendable {
     /// first one still being looked up (which may need a rate of its own before them).
     /// They are marked as asked.
     mutating func takeRatesToAsk(of sender: UserID) -> [Entry] {
-        guard var queue = queues[sender] else { return [] }
         var asked: [Entry] = []
-        for index in queue.indices {
-            if case .lookingUp = queue[index].stage { break }
-            if case .ready = queue[index].stage {
-                queue[index].stage = .rating
-                asked.append(queue[index])
+        queues.modifyValue(forKey: sender) { queue in
+            for index in queue.indices {
+                if case .lookingUp = queue[index].stage { break }
+                if case .ready = queue[index].stage {
+                    queue[index].stage = .rating
+                    asked.append(queue[index])
+                }
             }
         }
-        queues[sender] = queue
         return asked
     }
 }

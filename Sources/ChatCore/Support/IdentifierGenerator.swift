@@ -22,24 +22,47 @@ public struct IdentifierGenerator: Sendable {
     }
 
     public func make(prefix: String, at time: Milliseconds) -> String {
-        // 48 random bits are at most 10 base-36 digits, the stamp at most 13.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(prefix.utf8.count + 23)
-        bytes.append(contentsOf: prefix.utf8)
-        Self.appendBase36(UInt64(max(0, time)), minimumDigits: 1, to: &bytes)
-        Self.appendBase36(sequence.next() & 0xFFFF_FFFF_FFFF, minimumDigits: 10, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        // 48 random bits are at most 10 base-36 digits, the stamp at most 13: the id is
+        // written straight into the string's own storage.
+        let prefixCount = prefix.utf8.count
+        let stamp = UInt64(max(0, time))
+        let random = sequence.next() & 0xFFFF_FFFF_FFFF
+        let stampDigits = Self.digitCount(stamp, minimum: 1)
+        let randomDigits = Self.digitCount(random, minimum: 10)
+        return String(unsafeUninitializedCapacity: prefixCount + stampDigits + randomDigits) { buffer in
+            var end = 0
+            for byte in prefix.utf8 {
+                buffer[end] = byte
+                end += 1
+            }
+            end += stampDigits
+            Self.writeBase36(stamp, endingAt: end, digits: stampDigits, in: buffer)
+            end += randomDigits
+            Self.writeBase36(random, endingAt: end, digits: randomDigits, in: buffer)
+            return end
+        }
     }
 
-    private static func appendBase36(_ value: UInt64, minimumDigits: Int, to bytes: inout [UInt8]) {
-        let start = bytes.count
-        var rest = value
-        repeat {
-            let digit = UInt8(rest % 36)
-            bytes.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+    /// Base-36 digits of `value`, at least `minimum` (zero-padded).
+    private static func digitCount(_ value: UInt64, minimum: Int) -> Int {
+        var count = 1
+        var rest = value / 36
+        while rest > 0 {
+            count += 1
             rest /= 36
-        } while rest > 0 || bytes.count - start < minimumDigits
-        bytes[start...].reverse()
+        }
+        return max(count, minimum)
+    }
+
+    /// Writes `digits` base-36 digits of `value` (zero-padded) ending before `end`.
+    private static func writeBase36(_ value: UInt64, endingAt end: Int, digits: Int,
+                                    in buffer: UnsafeMutableBufferPointer<UInt8>) {
+        var rest = value
+        for index in stride(from: end - 1, through: end - digits, by: -1) {
+            let digit = UInt8(rest % 36)
+            buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            rest /= 36
+        }
     }
 }
 

@@ -11,21 +11,18 @@ extension ChatService {
             switch effect {
             case .persist(let write, let change):
                 store.enqueue(change) { [self] result in
-                    let settle: @Sendable (WriteOutcome) -> Void = { [self] outcome in
-                        inbox.async { [self] in run(engine.committed(write, outcome, monotonicNow: clock.monotonicNow())) }
-                    }
                     switch result {
                     case .failure(let error):
                         logger.error("store.error", metadata: ["error": "\(error)"])
-                        settle(.failed)
+                        settle(write, .failed)
                     case .success(let stored):
                         // In a cluster the write takes effect here once the bus has ordered it.
                         // A recognised retry goes out too: a node that never had the message
                         // (its first node died before publishing it) fans it out, the others drop it.
                         if let bus {
-                            bus.publish(change, result: stored) { settle(.committed(stored)) }
+                            bus.publish(change, result: stored) { [self] in settle(write, .committed(stored)) }
                         } else {
-                            settle(.committed(stored))
+                            settle(write, .committed(stored))
                         }
                     }
                 }
@@ -169,6 +166,19 @@ extension ChatService {
     }
 
     /// Moves the message metrics by what the engine counted since the last call.
+    /// A write's outcome, from the store's queue (or the bus's): the engine takes it on the
+    /// core with the others of its burst.
+    private func settle(_ write: WriteID, _ outcome: WriteOutcome) {
+        guard outcomes.append(write, outcome) else { return }
+        inbox.async { [self] in
+            outcomes.take(into: &settling)
+            for (write, outcome) in settling {
+                run(engine.committed(write, outcome, monotonicNow: clock.monotonicNow()))
+            }
+            settling.removeAll(keepingCapacity: true)
+        }
+    }
+
     func reportCounters() {
         let now = engine.counters
         guard now != reportedCounters else { return }

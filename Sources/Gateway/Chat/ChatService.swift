@@ -12,6 +12,10 @@ final class ChatService: @unchecked Sendable {
     let queue = DispatchQueue(label: "chat-gateway.core")
     /// Requests, commits and lookups reach the core through this, in bursts.
     let inbox: BatchingQueue
+    /// Store outcomes reach the core through this, in bursts (`settle`); `settling` is the
+    /// burst being run (touched only on `queue`).
+    let outcomes = WriteOutcomeInbox()
+    var settling: [WriteOutcomeInbox.Outcome] = []
     let clock: any ChatCore.Clock
     let store: any Store
     let push: any PushSink
@@ -134,13 +138,20 @@ final class ChatService: @unchecked Sendable {
     /// Called on the session's loop; decides on the core queue.
     func handle(_ request: Request, from session: SessionRecord) {
         inbox.async { [self] in
-            withKnownUsers(request.command.namedUsers) { [self] in
-                do throws(ChatError) {
-                    try dispatch(request, from: session)
-                } catch {
-                    reply(to: session.id, requestID: request.id, error: error)
-                }
+            // Most requests name no user this node could be missing: they go on at once,
+            // without a second closure.
+            guard bus != nil, case let named = request.command.namedUsers, !named.isEmpty else {
+                return answer(request, from: session)
             }
+            withKnownUsers(named) { [self] in answer(request, from: session) }
+        }
+    }
+
+    private func answer(_ request: Request, from session: SessionRecord) {
+        do throws(ChatError) {
+            try dispatch(request, from: session)
+        } catch {
+            reply(to: session.id, requestID: request.id, error: error)
         }
     }
 
