@@ -384,6 +384,9 @@ public actor ChatClient {
         case "typing.start", "typing.stop":
             publish(.typing(channelId: object["channelId"] as? String ?? "", userId: object["userId"] as? String ?? "",
                             started: name == "typing.start"))
+        case "typing.users":
+            publish(.typingUsers(channelId: object["channelId"] as? String ?? "", userIds: object["userIds"] as? [String] ?? [],
+                                 count: (object["count"] as? NSNumber)?.intValue ?? 0))
         case "channel.read":
             publish(.channelRead(channelId: object["channelId"] as? String ?? "", userId: object["userId"] as? String ?? "",
                                  lastReadSeq: (object["lastReadSeq"] as? NSNumber)?.int64Value ?? 0))

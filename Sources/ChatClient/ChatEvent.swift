@@ -15,6 +15,10 @@ public enum ChatEvent: Sendable, Equatable {
     case userUnblocked(userId: String)
     case sessionExpiring(expiresAt: Int64)
     case typing(channelId: String, userId: String, started: Bool)
+    /// `typing.users` (§14, channels above `limits.typingListAboveMembers`): who types there
+    /// now as this connection may hear it (the first 20 by when they started, and how many
+    /// in all); it replaces the channel's list, and an empty list means nobody types.
+    case typingUsers(channelId: String, userIds: [String], count: Int)
     case channelRead(channelId: String, userId: String, lastReadSeq: Int64)
     case presence(Presence)
     /// The gateway may have missed events for these channels; the client catches up the ones
@@ -35,7 +39,7 @@ public enum ChatEvent: Sendable, Equatable {
         case .message(let message), .messageUpdated(let message, _): return message.channelId
         case .reaction(let update): return update.channelId
         case .channelUpdated(let channel): return channel.id
-        case .typing(let channel, _, _), .channelRead(let channel, _, _): return channel
+        case .typing(let channel, _, _), .channelRead(let channel, _, _), .typingUsers(let channel, _, _): return channel
         default: return nil
         }
     }

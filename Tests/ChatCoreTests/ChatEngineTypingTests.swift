@@ -43,7 +43,7 @@ struct ChatEngineTypingTests {
         var answered = 0
         while now < 3_000 {
             let start = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: now)
-            let stop = engine.typingStop("g", from: "a", session: 1, for: Self.requester)
+            let stop = engine.typingStop("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)
             forwarded += Self.events(start) + Self.events(stop)
             answered += start.replies.count + stop.replies.count
             now += 44
@@ -52,7 +52,7 @@ struct ChatEngineTypingTests {
         #expect(answered == 2 * 69, "every request is answered")
         // A start held back after a stop is announced when the interval ends, if still typing then.
         _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 4_100)
-        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester)) == ["stop"])
+        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)) == ["stop"])
         let held = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 4_200)
         #expect(Self.events(held).isEmpty)
         #expect(held.contains(EngineEffect.checkTypingLater("g", user: "a", afterMilliseconds: 1_900)))
@@ -60,18 +60,18 @@ struct ChatEngineTypingTests {
         #expect(Self.events(engine.typingDue("g", user: "a", monotonicNow: 14_200)) == ["stop"], "announced, so it ends with a stop")
         // One stopped before its announcement ends silently.
         _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 15_000)
-        _ = engine.typingStop("g", from: "a", session: 1, for: Self.requester)
+        _ = engine.typingStop("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)
         let silent = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 15_100)
         #expect(Self.events(silent).isEmpty)
-        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester)).isEmpty)
+        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)).isEmpty)
         #expect(engine.typingDue("g", user: "a", monotonicNow: 17_000).isEmpty)
     }
 
     @Test func endsWithStopWithTenQuietSecondsOrWithAMessage() {
         var engine = Self.engine()
         _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)
-        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester)) == ["stop"])
-        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester)).isEmpty, "not typing any more")
+        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)) == ["stop"])
+        #expect(Self.events(engine.typingStop("g", from: "a", session: 1, for: Self.requester, monotonicNow: 0)).isEmpty, "not typing any more")
 
         _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 1_000)
         _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 5_000)
@@ -80,7 +80,7 @@ struct ChatEngineTypingTests {
 
         _ = engine.typingStart("g", from: "a", session: 1, for: Self.requester, monotonicNow: 20_000)
         let message = Message(id: "m1", channelID: "g", seq: 1, senderID: "a", text: "hi", createdAt: 5)
-        let effects = engine.typingEndedBySend(message, in: Self.group, excluding: 1)
+        let effects = engine.typingEndedBySend(message, in: Self.group, excluding: 1, monotonicNow: 20_000)
         #expect(Self.events(effects) == ["stop"])
         #expect(engine.typingDue("g", user: "a", monotonicNow: 40_000).isEmpty)
     }
@@ -93,7 +93,7 @@ struct ChatEngineTypingTests {
         #expect(!held.contains { if case .relayTyping = $0 { true } else { false } }, "not forwarded: not relayed")
         let relay = try #require(TypingRelay.decode(TypingRelay(node: "n2", started: false, channelID: "g", userID: "b").encoded()))
         #expect(relay == TypingRelay(node: "n2", started: false, channelID: "g", userID: "b"))
-        let relayed = engine.typingRelayed(relay)
+        let relayed = engine.typingRelayed(relay, monotonicNow: 0)
         #expect(Self.events(relayed) == ["stop"])
         #expect(!relayed.contains { if case .relayTyping = $0 { true } else { false } })
     }

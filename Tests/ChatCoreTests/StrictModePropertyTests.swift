@@ -215,7 +215,7 @@ struct StrictModePropertyTests {
             world.run(world.engine.typingStart(channel, from: user, session: session, for: requester, monotonicNow: world.now))
             return "\(user) types in \(channel)"
         case 88..<92:
-            world.run(world.engine.typingStop(channel, from: user, session: session, for: requester))
+            world.run(world.engine.typingStop(channel, from: user, session: session, for: requester, monotonicNow: world.now))
             return "\(user) stops typing in \(channel)"
         default:
             let targets = users.filter { $0 != user }

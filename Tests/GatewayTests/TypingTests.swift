@@ -79,4 +79,43 @@ struct TypingTests {
         let bobSaw = bob.takeBufferedEvents("typing.start").map(Self.typing)
         #expect(bobSaw.contains("typing.start alice") == (mode == .standard), "\(bobSaw)")
     }
+
+    private static func list(_ event: [String: Any]) -> [String] {
+        (event["data"] as? [String: Any])?["userIds"] as? [String] ?? ["?"]
+    }
+
+    @Test("above limits.typingListAboveMembers a channel hears typing as typing.users lists; in strict mode the blocker's list never moves for the blocked typist")
+    func largeChannelsHearTypingAsLists() async throws {
+        let gateway = try await TestGateway.chat { _, chat in
+            chat.limits.typingListAboveMembers = 2
+            chat.blocking.mode = .strict
+        }
+        try await gateway.createUsers(["bob", "carol"])
+        let alice = try await gateway.connect("alice")
+        let bob = try await gateway.connect("bob")
+        let carol = try await gateway.connect("carol")
+        let group = try #require(try alice.ok("channel.create", ["channelType": "group", "userIds": ["bob", "carol"]])["id"] as? String)
+        _ = try bob.nextEvent("channel.updated")
+        _ = try carol.nextEvent("channel.updated")
+        _ = try alice.ok("user.block", ["userIds": ["bob"]])
+        #expect(try bob.ok("typing.start", ["channelId": group]).isEmpty)
+        let first = try carol.nextEvent("typing.users")
+        #expect(Self.list(first) == ["bob"])
+        #expect((first["data"] as? [String: Any])?["count"] as? Int == 1)
+        #expect(Self.list(try bob.nextEvent("typing.users")) == ["bob"], "the list names the receiving user too")
+        // carol within the half second: her start waits for its end and goes out with bob's.
+        #expect(try carol.ok("typing.start", ["channelId": group]).isEmpty)
+        gateway.clock.advance(by: 500)
+        #expect(Self.list(try bob.nextEvent("typing.users")) == ["bob", "carol"])
+        #expect(Self.list(try carol.nextEvent("typing.users")) == ["bob", "carol"])
+        #expect(Self.list(try alice.nextEvent("typing.users")) == ["carol"], "alice's first list: carol only")
+        #expect(alice.takeBufferedEvents("typing.users").isEmpty)
+        #expect(try alice.expectNoEvent("typing.start"), "no per-user events in a listing channel")
+        // bob's message ends his typing: the others' lists drop him; alice's did not change, so she gets none.
+        gateway.clock.advance(by: 500)
+        _ = try bob.send(group, "hi")
+        _ = try carol.nextEvent("message.new")
+        #expect(Self.list(try carol.nextEvent("typing.users")) == ["carol"])
+        #expect(try alice.expectNoEvent("typing.users"), "bob's stop does not move alice's list")
+    }
 }

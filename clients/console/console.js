@@ -409,6 +409,8 @@ function wire(client) {
   });
   client.on("typing.start", ({ channelId, userId }) => setTyping(channelId, userId, true));
   client.on("typing.stop", ({ channelId, userId }) => setTyping(channelId, userId, false));
+  // Large channels send who types as one list, which replaces the channel's.
+  client.on("typing.users", ({ channelId, userIds }) => setTypingList(channelId, userIds));
   client.on("channel.read", ({ channelId, userId, lastReadSeq }) => {
     if (!state.readBy.has(channelId)) state.readBy.set(channelId, new Map());
     const map = state.readBy.get(channelId);
@@ -1074,6 +1076,19 @@ function setTyping(channelId, userId, typing) {
   clearTimeout(users.get(userId));
   if (typing) users.set(userId, setTimeout(() => setTyping(channelId, userId, false), typingShownMs));
   else if (!users.delete(userId)) return;
+  if (channelId === state.activeId) renderTyping();
+  renderChannels();
+}
+
+function setTypingList(channelId, userIds) {
+  const users = state.typing.get(channelId) || new Map();
+  users.forEach(clearTimeout);
+  const next = new Map();
+  for (const userId of userIds) {
+    if (userId === state.me?.id) continue;
+    next.set(userId, setTimeout(() => setTyping(channelId, userId, false), typingShownMs));
+  }
+  state.typing.set(channelId, next);
   if (channelId === state.activeId) renderTyping();
   renderChannels();
 }

@@ -143,7 +143,7 @@ extension ChatEngine {
         return effects
     }
 
-    private func isMember(_ user: UserID, of channel: Channel) -> Bool {
+    func isMember(_ user: UserID, of channel: Channel) -> Bool {
         directory.channelIDs(of: user).contains(channel.id)
     }
 

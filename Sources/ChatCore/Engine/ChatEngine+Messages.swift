@@ -350,7 +350,7 @@ extension ChatEngine {
         guard let channel = directory.channels[stored.channelID] else { return effects }
         effects += recordInOrder(stored, json: json, in: channel, excluding: send.requester.session,
                                  monotonicNow: monotonicNow)
-        effects += typingEndedBySend(stored, in: channel, excluding: send.requester.session)
+        effects += typingEndedBySend(stored, in: channel, excluding: send.requester.session, monotonicNow: monotonicNow)
         let pushes = pushEvents(for: stored, in: channel)
         if !pushes.isEmpty { effects.append(.push(pushes)) }
         return effects

@@ -8,7 +8,7 @@ extension ChatEngine {
         guard let channel = typingChannel(channelID, of: user, for: requester, answer: &effects) else { return effects }
         switch typing.start(TypingStates.Key(channel: channelID, user: user), now: monotonicNow) {
         case .forward:
-            effects += typingEvent(started: true, in: channel, from: user, excluding: session)
+            effects += typingEvent(started: true, in: channel, from: user, excluding: session, monotonicNow: monotonicNow)
         case .announceAt(let time):
             effects.append(.checkTypingLater(channelID, user: user, afterMilliseconds: max(0, time - monotonicNow)))
         case .held:
@@ -20,11 +20,11 @@ extension ChatEngine {
 
     /// `typing.stop`: answered `{}`; `typing.stop` goes out if the user was typing there.
     public mutating func typingStop(_ channelID: ChannelID, from user: UserID, session: SessionID?,
-                                    for requester: Requester) -> [EngineEffect] {
+                                    for requester: Requester, monotonicNow: Milliseconds) -> [EngineEffect] {
         var effects: [EngineEffect] = []
         guard let channel = typingChannel(channelID, of: user, for: requester, answer: &effects) else { return effects }
         if typing.stop(TypingStates.Key(channel: channelID, user: user)) {
-            effects += typingEvent(started: false, in: channel, from: user, excluding: session)
+            effects += typingEvent(started: false, in: channel, from: user, excluding: session, monotonicNow: monotonicNow)
         }
         return effects
     }
@@ -35,24 +35,25 @@ extension ChatEngine {
         let key = TypingStates.Key(channel: channelID, user: user)
         guard let channel = directory.channels[channelID] else { return [] }
         if typing.expire(key, now: monotonicNow) {
-            return typingEvent(started: false, in: channel, from: user, excluding: nil)
+            return typingEvent(started: false, in: channel, from: user, excluding: nil, monotonicNow: monotonicNow)
         }
         if typing.announceIfDue(key, now: monotonicNow) {
-            return typingEvent(started: true, in: channel, from: user, excluding: nil)
+            return typingEvent(started: true, in: channel, from: user, excluding: nil, monotonicNow: monotonicNow)
         }
         return []
     }
 
     /// Another node's typing change (off the bus): fanned out here, not relayed again.
-    public mutating func typingRelayed(_ relay: TypingRelay) -> [EngineEffect] {
+    public mutating func typingRelayed(_ relay: TypingRelay, monotonicNow: Milliseconds) -> [EngineEffect] {
         guard let channel = directory.channels[relay.channelID] else { return [] }
-        return [typingFanOut(started: relay.started, in: channel, from: relay.userID, excluding: nil)]
+        return typingFanOut(started: relay.started, in: channel, from: relay.userID, excluding: nil, monotonicNow: monotonicNow)
     }
 
     /// A message from a typing user ends the state: `typing.stop` after its `message.new`.
-    mutating func typingEndedBySend(_ stored: Message, in channel: Channel, excluding: SessionID?) -> [EngineEffect] {
+    mutating func typingEndedBySend(_ stored: Message, in channel: Channel, excluding: SessionID?,
+                                    monotonicNow: Milliseconds) -> [EngineEffect] {
         guard typing.stop(TypingStates.Key(channel: channel.id, user: stored.senderID)) else { return [] }
-        return typingEvent(started: false, in: channel, from: stored.senderID, excluding: excluding)
+        return typingEvent(started: false, in: channel, from: stored.senderID, excluding: excluding, monotonicNow: monotonicNow)
     }
 
     /// The channel, when `user` may type in it (`answer` gets `{}`); nil when not (`answer`
@@ -71,15 +72,25 @@ extension ChatEngine {
 
     /// A typing change this node decided: fanned out here and relayed to the other nodes.
     private mutating func typingEvent(started: Bool, in channel: Channel, from user: UserID,
-                                      excluding: SessionID?) -> [EngineEffect] {
+                                      excluding: SessionID?, monotonicNow: Milliseconds) -> [EngineEffect] {
         if started { counters.typingStarts += 1 } else { counters.typingStops += 1 }
-        return [typingFanOut(started: started, in: channel, from: user, excluding: excluding),
-         .relayTyping(started: started, channel.id, user: user)]
+        return typingFanOut(started: started, in: channel, from: user, excluding: excluding, monotonicNow: monotonicNow)
+            + [.relayTyping(started: started, channel.id, user: user)]
+    }
+
+    /// A typing change told to the channel's connections here: in a large channel through its
+    /// `typing.users` list, else as the typist's own event.
+    private mutating func typingFanOut(started: Bool, in channel: Channel, from user: UserID,
+                                       excluding: SessionID?, monotonicNow: Milliseconds) -> [EngineEffect] {
+        if listsTyping(in: channel) {
+            return typingListChanged(channel, user: user, typing: started, monotonicNow: monotonicNow)
+        }
+        return [typingEventFanOut(started: started, in: channel, from: user, excluding: excluding)]
     }
 
     /// A typing event fanned out like a message of `user` (the same §5 check per connection).
-    private mutating func typingFanOut(started: Bool, in channel: Channel, from user: UserID,
-                                       excluding: SessionID?) -> EngineEffect {
+    private mutating func typingEventFanOut(started: Bool, in channel: Channel, from user: UserID,
+                                            excluding: SessionID?) -> EngineEffect {
         let name = started ? "typing.start" : "typing.stop"
         let payload = WireEncoding.event(name) { w in
             w.beginObject()

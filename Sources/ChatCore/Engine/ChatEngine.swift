@@ -30,6 +30,9 @@ public struct ChatEngine: Sendable {
         /// How long a message's reaction events are held back after one went out, so a
         /// storm sends each connection one event per window (0: every reaction at once).
         public var reactionEventWindowMilliseconds: Milliseconds = 100
+        /// Channels with more members than this hear typing as `typing.users` lists
+        /// (`TypingSummaries`) instead of each typist's events (0: never).
+        public var typingListAboveMembers = 100
         /// Cluster mode: the node follows only the channels where a member holds a session
         /// here, each for this long after its last one left (`ChannelInterest`); nil: one
         /// node, which follows every channel.
@@ -39,7 +42,8 @@ public struct ChatEngine: Sendable {
                     excludeFromInvitations: Bool = false, maxTextLength: Int = 5000, userMessagesPerSecond: Int = 0,
                     userMessageBurst: Int = 5, openChannelMessagesPerSecond: Int = 0, sharedUserRate: Bool = false,
                     maxConnectionsPerUser: Int = 30, userChangesPerSecond: Int = 0, userChangeBurst: Int = 10,
-                    reactionEventWindowMilliseconds: Milliseconds = 100, followGraceMilliseconds: Milliseconds? = nil) {
+                    reactionEventWindowMilliseconds: Milliseconds = 100, typingListAboveMembers: Int = 100,
+                    followGraceMilliseconds: Milliseconds? = nil) {
             self.blockingMode = blockingMode
             self.revealBlockedBy = revealBlockedBy
             self.excludeFromInvitations = excludeFromInvitations
@@ -52,6 +56,7 @@ public struct ChatEngine: Sendable {
             self.userChangesPerSecond = userChangesPerSecond
             self.userChangeBurst = userChangeBurst
             self.reactionEventWindowMilliseconds = reactionEventWindowMilliseconds
+            self.typingListAboveMembers = typingListAboveMembers
             self.followGraceMilliseconds = followGraceMilliseconds
         }
     }
@@ -110,6 +115,9 @@ public struct ChatEngine: Sendable {
         didSet { counters.presenceSubscriptions = presence.total }
     }
     var typing = TypingStates()
+    var typingLists = TypingSummaries()
+    /// What each separately judged connection last heard of a listing channel's typists.
+    var typingListViews: [TypingListView: [UserID]] = [:]
     /// `channel.markRead` writes in flight (by write, and which member's is in flight), the
     /// marks asked for meanwhile, and when each reader's `channel.read` last went out.
     var readWrites: [WriteID: ReadMarkWrite] = [:]

@@ -113,6 +113,9 @@ public enum EngineEffect: Sendable, Equatable {
     case relayTyping(started: Bool, ChannelID, user: UserID)
     /// After this long, call `ChatEngine.typingDue(_:user:monotonicNow:)` (a typing state may expire).
     case checkTypingLater(ChannelID, user: UserID, afterMilliseconds: Milliseconds)
+    /// After this long, call `ChatEngine.typingListDue(_:token:monotonicNow:)` (a channel's
+    /// `typing.users` list may be due, or a typist in it stale).
+    case checkTypingListLater(ChannelID, token: UInt64, afterMilliseconds: Milliseconds)
     /// A reader's `channel.read` was held back (`ReadEventPacing`): after this long, call
     /// `ChatEngine.readEventDue(_:user:monotonicNow:)`.
     case checkReadEventLater(ChannelID, user: UserID, afterMilliseconds: Milliseconds)

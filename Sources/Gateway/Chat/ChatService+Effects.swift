@@ -123,6 +123,10 @@ extension ChatService {
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
                     inbox.async { [self] in run(engine.typingDue(channel, user: user, monotonicNow: clock.monotonicNow())) }
                 }
+            case .checkTypingListLater(let channel, let token, let after):
+                queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
+                    inbox.async { [self] in run(engine.typingListDue(channel, token: token, monotonicNow: clock.monotonicNow())) }
+                }
             case .checkBanLater(let channel, let user, let after):
                 queue.asyncAfter(deadline: .now() + .milliseconds(Int(after))) { [self] in
                     inbox.async { [self] in run(engine.banDue(channel: channel, user: user, now: clock.now())) }
@@ -256,7 +260,7 @@ extension ChatService {
 
     /// Another node's typing change.
     func busTyping(_ relay: TypingRelay) {
-        inbox.async { [self] in run(engine.typingRelayed(relay)) }
+        inbox.async { [self] in run(engine.typingRelayed(relay, monotonicNow: clock.monotonicNow())) }
     }
 
     /// A user came online or went offline on some node (off the bus, in Redis's order).

@@ -242,7 +242,8 @@ final class ChatService: @unchecked Sendable {
             run(engine.typingStart(channelID, from: user, session: session.id, for: .session(session.id, requestID: id),
                                    monotonicNow: clock.monotonicNow()))
         case .typingStop(let channelID):
-            run(engine.typingStop(channelID, from: user, session: session.id, for: .session(session.id, requestID: id)))
+            run(engine.typingStop(channelID, from: user, session: session.id, for: .session(session.id, requestID: id),
+                                  monotonicNow: clock.monotonicNow()))
         case .channelMarkRead(let channelID, let seq):
             run(engine.markRead(channelID, seq: seq, by: user, session: session.id, for: .session(session.id, requestID: id)))
         case .presenceSubscribe(let targets):

@@ -15,6 +15,7 @@ extension ChatEngine.Settings {
                   userChangesPerSecond: configuration.limits.userChangesPerSecond,
                   userChangeBurst: configuration.limits.userChangeBurst,
                   reactionEventWindowMilliseconds: Milliseconds(configuration.limits.reactionEventWindowMs),
+                  typingListAboveMembers: configuration.limits.typingListAboveMembers,
                   followGraceMilliseconds: configuration.cluster.redisURL == nil
                       ? nil : Milliseconds(configuration.cluster.followGraceMs))
     }

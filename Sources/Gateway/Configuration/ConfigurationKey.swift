@@ -59,6 +59,7 @@ extension ConfigurationKey {
     static let limitsUserChangesPerSecond = ConfigurationKey("limits.userChangesPerSecond", .integer)
     static let limitsUserChangeBurst = ConfigurationKey("limits.userChangeBurst", .integer)
     static let limitsReactionEventWindowMs = ConfigurationKey("limits.reactionEventWindowMs", .integer)
+    static let limitsTypingListAboveMembers = ConfigurationKey("limits.typingListAboveMembers", .integer)
     static let limitsOpenChannelMessagesPerSecond = ConfigurationKey("limits.openChannelMessagesPerSecond", .integer)
     static let limitsMaxConnectionsPerUser = ConfigurationKey("limits.maxConnectionsPerUser", .integer)
     static let limitsMaxTextLength = ConfigurationKey("limits.maxTextLength", .integer)
@@ -97,7 +98,7 @@ extension ConfigurationKey {
         .adminAPIKey,
         .blockingMode, .blockingRevealBlockedBy, .blockingExcludeFromInvitations,
         .limitsUserMessagesPerSecond, .limitsUserMessageBurst, .limitsOpenChannelMessagesPerSecond,
-        .limitsUserChangesPerSecond, .limitsUserChangeBurst, .limitsReactionEventWindowMs,
+        .limitsUserChangesPerSecond, .limitsUserChangeBurst, .limitsReactionEventWindowMs, .limitsTypingListAboveMembers,
         .limitsMaxConnectionsPerUser, .limitsMaxTextLength, .limitsMaxMessageBytes,
         .limitsMaxQueuedOutputBytes, .limitsSlowConsumerSeconds,
         .limitsConnectionRequestsPerSecond, .limitsConnectionRequestBurst, .limitsMaxRequestsInFlight,

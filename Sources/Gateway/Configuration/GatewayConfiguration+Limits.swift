@@ -8,6 +8,9 @@ extension GatewayConfiguration {
         public var userChangeBurst: Int
         /// How long a message's reaction events are held back after one went out (0: none).
         public var reactionEventWindowMs: Int
+        /// Channels with more members than this hear who types as one `typing.users` list per
+        /// channel and half second instead of each typist's start and stop (0: never).
+        public var typingListAboveMembers: Int
         public var openChannelMessagesPerSecond: Int
         public var maxConnectionsPerUser: Int
         /// In characters of a message's `text`.
@@ -41,6 +44,7 @@ extension GatewayConfiguration {
             userChangesPerSecond: Int = 10,
             userChangeBurst: Int = 10,
             reactionEventWindowMs: Int = 100,
+            typingListAboveMembers: Int = 100,
             openChannelMessagesPerSecond: Int = 5,
             maxConnectionsPerUser: Int = 30,
             maxTextLength: Int = 5000,
@@ -61,6 +65,7 @@ extension GatewayConfiguration {
             self.userChangesPerSecond = userChangesPerSecond
             self.userChangeBurst = userChangeBurst
             self.reactionEventWindowMs = reactionEventWindowMs
+            self.typingListAboveMembers = typingListAboveMembers
             self.openChannelMessagesPerSecond = openChannelMessagesPerSecond
             self.maxConnectionsPerUser = maxConnectionsPerUser
             self.maxTextLength = maxTextLength
@@ -84,7 +89,7 @@ extension GatewayConfiguration.Limits {
     static let zeroTurnsOff: Set<String> = [
         ConfigurationKey.limitsUserMessagesPerSecond.path, ConfigurationKey.limitsOpenChannelMessagesPerSecond.path,
         ConfigurationKey.limitsConnectionRequestsPerSecond.path, ConfigurationKey.limitsUserChangesPerSecond.path,
-        ConfigurationKey.limitsReactionEventWindowMs.path,
+        ConfigurationKey.limitsReactionEventWindowMs.path, ConfigurationKey.limitsTypingListAboveMembers.path,
     ]
 
     /// Each limit with its key, for reading and for the positivity check.
@@ -95,6 +100,7 @@ extension GatewayConfiguration.Limits {
             (.limitsUserChangesPerSecond, \.userChangesPerSecond),
             (.limitsUserChangeBurst, \.userChangeBurst),
             (.limitsReactionEventWindowMs, \.reactionEventWindowMs),
+            (.limitsTypingListAboveMembers, \.typingListAboveMembers),
             (.limitsOpenChannelMessagesPerSecond, \.openChannelMessagesPerSecond),
             (.limitsMaxConnectionsPerUser, \.maxConnectionsPerUser),
             (.limitsMaxTextLength, \.maxTextLength),
