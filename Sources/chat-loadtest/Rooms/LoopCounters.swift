@@ -19,8 +19,10 @@ struct LoopCounters: Sendable {
     var echoes = 0
     /// `message.new` events not stamped by this tool (or from an unknown publisher).
     var foreign = 0
-    /// Other server frames (events such as `channel.updated`, unmatched replies).
+    /// Other server frames (events such as `channel.updated`, typing and read events,
+    /// unmatched replies), and the bytes of those that are events.
     var otherFrames = 0
+    var otherFrameBytes = 0
     /// `--read-and-type`: `typing.start` and `channel.markRead` sent, their error replies.
     var typingSent = 0
     var markReadSent = 0
@@ -51,6 +53,7 @@ struct LoopCounters: Sendable {
         echoes += o.echoes
         foreign += o.foreign
         otherFrames += o.otherFrames
+        otherFrameBytes += o.otherFrameBytes
         typingSent += o.typingSent
         markReadSent += o.markReadSent
         chatterErrors += o.chatterErrors

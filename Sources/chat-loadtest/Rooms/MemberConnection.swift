@@ -197,6 +197,7 @@ final class MemberConnection: ConnectionHandler, @unchecked Sendable {
                 }
             } else {
                 recorder.counters.otherFrames += 1
+                recorder.counters.otherFrameBytes += payload.count
             }
         }
     }

@@ -57,6 +57,14 @@ struct RunReport {
         return rows.map { Format.padded($0.0, width) + "  " + $0.1 }.joined(separator: "\n") + "\n"
     }
 
+    /// Bytes of events other than `message.new` (typing, read marks) each member received
+    /// per second of the send period (warm-up and measured window).
+    private var otherEventBytesPerMemberPerSecond: Double {
+        let seconds = settings.warmup + outcome.windowSeconds
+        guard settings.members > 0, seconds > 0 else { return 0 }
+        return Double(c.otherFrameBytes) / Double(settings.members) / seconds
+    }
+
     private func rows() -> [(String, String)] {
         let ms = { (v: Double) in Format.fixed(v, 3) }
         var rows: [(String, String)] = []
@@ -69,7 +77,7 @@ struct RunReport {
             rows.append(("", "incomplete messages \(outcome.incompleteMessages), deliveries of unacked messages \(outcome.unackedDeliveries), to the sender itself \(c.echoes), foreign \(c.foreign)"))
         }
         if settings.readAndType {
-            rows.append(("read and type", "typing.start sent \(Format.grouped(c.typingSent)), channel.markRead sent \(Format.grouped(c.markReadSent)), errors \(c.chatterErrors), events received \(Format.grouped(c.otherFrames))"))
+            rows.append(("read and type", "typing.start sent \(Format.grouped(c.typingSent)), channel.markRead sent \(Format.grouped(c.markReadSent)), errors \(c.chatterErrors), events received \(Format.grouped(c.otherFrames)) (\(Format.fixed(otherEventBytesPerMemberPerSecond, 0)) bytes per member per second)"))
         }
         if let lifecycle = settings.lifecycle {
             let perMember = c.reactionsSent > 0 && settings.members > 1
@@ -135,7 +143,8 @@ struct RunReport {
                                    ("closes", counts(outcome.closeReasons))]))
         if settings.readAndType {
             add("readAndType", object([("typingSent", String(c.typingSent)), ("markReadSent", String(c.markReadSent)),
-                                       ("errors", String(c.chatterErrors)), ("eventsReceived", String(c.otherFrames))]))
+                                       ("errors", String(c.chatterErrors)), ("eventsReceived", String(c.otherFrames)),
+                                       ("eventBytesPerMemberPerSecond", number(otherEventBytesPerMemberPerSecond))]))
         }
         if let lifecycle = settings.lifecycle {
             let perMember = c.reactionsSent > 0 && settings.members > 1
