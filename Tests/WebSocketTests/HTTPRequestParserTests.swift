@@ -189,11 +189,17 @@ let upgradeHead = [
         #expect(request.queryValue("device") == "my phone é")
         #expect(request.queryValue("missing") == nil)
         #expect(HTTPRequest(method: "GET", target: "/healthz").queryItems.isEmpty)
+        let odd = HTTPRequest(method: "GET", target: "/v1/ws?&&to%6Ben=x&token=y&=z&")
+        #expect(odd.queryItems.map { "\($0.name)=\($0.value)" } == ["token=x", "token=y", "=z"], "empty pairs are skipped")
+        #expect(odd.queryValue("token") == "x", "the first of two, its name decoded before it is compared")
+        #expect(HTTPRequest(method: "GET", target: "/?t=%4").queryValue("t") == "%4", "a cut escape stays as sent")
     }
 
     @Test func headerLookupIsCaseInsensitive() {
         let request = HTTPRequest(method: "GET", target: "/", headers: [("sec-websocket-key", "k"), ("X-A", "1"), ("x-a", "2")])
         #expect(request.header("Sec-WebSocket-Key") == "k")
         #expect(request.headerValues("X-A") == ["1", "2"])
+        #expect(request.header("X_A") == nil && request.header("X-A-") == nil, "only letters compare without case")
+        #expect(HTTPRequest(method: "GET", target: "/", headers: [("[", "1")]).header("{") == nil)
     }
 }
