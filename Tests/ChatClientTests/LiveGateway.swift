@@ -20,7 +20,7 @@ final class LiveGateway: Sendable {
 
     /// `userChangesPerSecond`: edits, deletes and reactions per user (§15); 0 turns the rate off.
     static func start(revealBlockedBy: Bool = false, userMessagesPerSecond: Int = 0, maxConnectionsPerUser: Int = 30,
-                      userChangesPerSecond: Int = 0, userChangeBurst: Int = 1,
+                      userChangesPerSecond: Int = 0, userChangeBurst: Int = 1, typingListAboveMembers: Int = 100,
                       certificate: (certificate: String, key: String)? = nil) async throws -> LiveGateway
     {
         var settings = TransportSettings()
@@ -42,6 +42,7 @@ final class LiveGateway: Sendable {
         chat.limits.userMessageBurst = 1
         chat.limits.userChangesPerSecond = userChangesPerSecond
         chat.limits.userChangeBurst = userChangeBurst
+        chat.limits.typingListAboveMembers = typingListAboveMembers
         chat.limits.connectionRequestsPerSecond = 0
         chat.limits.maxRequestsInFlight = 100_000
         chat.blocking.revealBlockedBy = revealBlockedBy
