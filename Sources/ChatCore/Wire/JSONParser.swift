@@ -85,6 +85,10 @@ public struct JSONParser {
             index += 1
             return .object(JSONObject(entries))
         }
+        // A request's envelope has a handful of fields: one allocation instead of growing
+        // 1, 2, 4, 8. Nested objects grow as they go (a reserve each would let a message of
+        // many small objects take many times its size).
+        if depth == 1 { entries.reserveCapacity(8) }
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }

@@ -126,11 +126,16 @@ final class ChatService: @unchecked Sendable {
 
     /// Queues `event` to the sessions of `channel` on every loop (except `excluded`).
     func publish(_ event: SharedEvent, to channel: ChannelID, excluding excluded: SessionID?) {
-        forEachShard { $0.deliver(event, to: channel, excluding: excluded) }
+        // One closure per loop (through `forEachShard` it would be one more per event).
+        for shard in shards {
+            shard.loop.execute { shard.deliver(event, to: channel, excluding: excluded) }
+        }
     }
 
     func publish(_ event: SharedEvent, toUsers users: [UserID], excluding excluded: SessionID?) {
-        forEachShard { $0.deliver(event, toUsers: users, excluding: excluded) }
+        for shard in shards {
+            shard.loop.execute { shard.deliver(event, toUsers: users, excluding: excluded) }
+        }
     }
 
     // MARK: requests
