@@ -477,21 +477,19 @@ public struct ChatDirectory: Sendable {
                                                                                   hiddenFrom: message.hiddenFrom))
             return
         }
-        if hiddenFor.isEmpty, message.hiddenFrom == nil {
-            // A message everyone sees: no views to keep, and it counts for nobody but its sender.
-            lastVisible[channel] = nil
-            lastMessage[channel] = message
-            reads.uncounted(message.seq, channel: channel, for: CollectionOfOne(message.senderID))
-            return
-        }
         var hidden = hiddenFor
         if let stored = message.hiddenFrom { hidden.insert(stored) }
         var next: [UserID: Message?] = [:]
         for viewer in hidden { next[viewer] = .some(lastMessage(of: channel, for: viewer)) }
         lastVisible[channel] = next.isEmpty ? nil : next
         lastMessage[channel] = message
-        hidden.insert(message.senderID)
-        reads.uncounted(message.seq, channel: channel, for: hidden)
+        if hidden.isEmpty {
+            // A message everyone sees counts for nobody but its sender (no set to build).
+            reads.uncounted(message.seq, channel: channel, for: CollectionOfOne(message.senderID))
+        } else {
+            hidden.insert(message.senderID)
+            reads.uncounted(message.seq, channel: channel, for: hidden)
+        }
     }
 
     /// A message only its sender sees (§16 shadow ban): the newest for the sender; everyone

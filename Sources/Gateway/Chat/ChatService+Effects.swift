@@ -169,7 +169,6 @@ extension ChatService {
         return .admin(lastAdminCall)
     }
 
-    /// Moves the message metrics by what the engine counted since the last call.
     /// A write's outcome, from the store's queue (or the bus's): the engine takes it on the
     /// core with the others of its burst.
     private func settle(_ write: WriteID, _ outcome: WriteOutcome) {
@@ -183,6 +182,7 @@ extension ChatService {
         }
     }
 
+    /// Moves the message metrics by what the engine counted since the last call.
     func reportCounters() {
         let now = engine.counters
         guard now != reportedCounters else { return }
