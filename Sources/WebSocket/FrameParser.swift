@@ -66,6 +66,26 @@ public struct FrameParser: Sendable {
         }
     }
 
+    /// Right after `.header`: when the whole payload of that frame is in `input[index...]`,
+    /// returns it (still masked) and moves past the frame, as if its `.payload` and
+    /// `.frameEnd` steps had been taken; otherwise nil, and parsing goes on by steps.
+    public mutating func takeWholePayload(_ input: UnsafeRawBufferPointer, index: inout Int) -> UnsafeRawBufferPointer? {
+        switch state {
+        case .end:
+            state = .header
+            return UnsafeRawBufferPointer(rebasing: input[index..<index])
+        case .payload(let remaining, let offset):
+            guard offset == 0, UInt64(input.count - index) >= remaining else { return nil }
+            let end = index + Int(remaining)
+            let payload = UnsafeRawBufferPointer(rebasing: input[index..<end])
+            index = end
+            state = .header
+            return payload
+        case .header:
+            return nil
+        }
+    }
+
     private mutating func parseHeader(_ input: UnsafeRawBufferPointer, index: inout Int) throws(WebSocketError) -> Step {
         let header: FrameHeader
         if stash.count == 0 {

@@ -40,6 +40,13 @@ public struct MaskKey: Equatable, Sendable {
         }
     }
 
+    /// XORs `count` bytes from `source` with the key into `destination` (the key's first
+    /// byte applies to the first byte).
+    public func apply(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int) {
+        guard count > 0 else { return }
+        Self.xor(source, destination, count: count, key: word(startingAt: 0))
+    }
+
     /// XORs `count` bytes of `buffer` with the key in place.
     public func apply(inPlace buffer: UnsafeMutableRawBufferPointer, offset: Int) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }

@@ -89,7 +89,12 @@ public struct WebSocketConnection {
                 case .needMoreData:
                     return
                 case .header(let header):
-                    try begin(header)
+                    if message == nil, header.fin, !header.rsv1, header.opcode == .text || header.opcode == .binary,
+                       let payload = parser.takeWholePayload(bytes, index: &index) {
+                        try receiveWhole(header, payload, events: &events)
+                    } else {
+                        try begin(header)
+                    }
                 case .payload(let chunk, let offset):
                     try consume(chunk, maskOffset: offset)
                 case .frameEnd:
@@ -127,6 +132,32 @@ public struct WebSocketConnection {
             message?.wireBytes = total
         }
         frame = header
+    }
+
+    /// A whole unfragmented, uncompressed message in one buffer: unmasked straight into its
+    /// array and validated at once, without the partial message a fragmented one builds up.
+    /// Judged as `begin`, `consume` and `end` would judge it: the parser already refused a
+    /// payload over `maxMessageBytes`, and nothing is pending that it could interrupt.
+    private mutating func receiveWhole(_ header: FrameHeader, _ payload: UnsafeRawBufferPointer,
+                                       events: inout [Event]) throws(WebSocketError) {
+        let count = payload.count
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if let destination = buffer.baseAddress, let source = payload.baseAddress {
+                if let key = header.maskKey {
+                    key.apply(from: source, to: UnsafeMutableRawPointer(destination), count: count)
+                } else {
+                    UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: count)
+                }
+            }
+            initialized = count
+        }
+        if header.opcode == .text {
+            guard bytes.withUnsafeBytes({ UTF8Validator.isValid($0) }) else {
+                throw WebSocketError(.invalidPayload, "invalid UTF-8 in text message")
+            }
+        }
+        guard state == .open else { return }
+        events.append(header.opcode == .text ? .text(bytes) : .binary(bytes))
     }
 
     private mutating func consume(_ chunk: UnsafeRawBufferPointer, maskOffset: Int) throws(WebSocketError) {

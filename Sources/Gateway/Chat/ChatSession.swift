@@ -17,6 +17,9 @@ final class ChatSession: WebSocketApplication {
     /// Strong while open (a weak load per delivery costs an atomic); released when the
     /// connection closes, which breaks the connection ↔ session cycle.
     private(set) var socket: WebSocketServerConnection?
+    /// `socket` without its reference count, for the fan-out: the strong `socket` keeps it
+    /// alive, and both are cleared together.
+    private var socketForFanOut: Unmanaged<WebSocketServerConnection>?
     /// Channels this session receives (kept by its hub shard).
     var channels: Set<ChannelID> = []
     /// Users this user blocked, and users who blocked it: kept current by the hub
@@ -40,6 +43,7 @@ final class ChatSession: WebSocketApplication {
 
     func webSocketDidOpen(_ socket: WebSocketServerConnection) {
         self.socket = socket
+        socketForFanOut = Unmanaged.passUnretained(socket)
     }
 
     func webSocket(_ socket: WebSocketServerConnection, didReceiveText bytes: [UInt8]) {
@@ -80,6 +84,7 @@ final class ChatSession: WebSocketApplication {
     }
 
     func webSocketDidClose(_ socket: WebSocketServerConnection) {
+        socketForFanOut = nil
         self.socket = nil
         service.sessionClosed(self)
     }
@@ -117,7 +122,7 @@ final class ChatSession: WebSocketApplication {
 
     /// Queues a shared event (call on the loop).
     func deliver(_ event: SharedEvent) {
-        socket?.send(event.message)
+        socketForFanOut?._withUnsafeGuaranteedRef { $0.send(event.message) }
     }
 
     /// Closes with `code` (deactivation, shutdown).

@@ -7,10 +7,17 @@ import WebSocket
 /// One event loop's part of the hub: which of its sessions belong to which
 /// channel and user. Touched only on its loop, so fan-out takes no lock
 /// (hence `@unchecked Sendable`: it is handed to its loop, never shared).
+///
+/// `slots` and `userSessions` own the sessions; a channel's list refers to them without
+/// owning them, so the fan-out loop touches no reference count per recipient. That holds
+/// because a session leaves every list of the shard in the same `unregister`, which runs
+/// from the connection's close, and a connection closes on a later loop turn than any
+/// write that made it close (`SocketConnection.closeNow` releases on the next turn): no
+/// delivery can free a session while the loop still walks its channel.
 final class HubShard: @unchecked Sendable {
     let loop: EventLoop
     private let metrics: GatewayMetrics
-    private var channelSessions: [ChannelID: [ChatSession]] = [:]
+    private var channelSessions: [ChannelID: [Unmanaged<ChatSession>]] = [:]
     private var userSessions: [UserID: [ChatSession]] = [:]
     /// Sessions by the slot of their `SessionAddress` (assigned by the core).
     private var slots: [ChatSession?] = []
@@ -31,7 +38,7 @@ final class HubShard: @unchecked Sendable {
         if slots.count <= slot { slots.append(contentsOf: repeatElement(nil, count: slot + 1 - slots.count)) }
         slots[slot] = session
         userSessions[session.userID, default: []].append(session)
-        for channel in channels { channelSessions[channel, default: []].append(session) }
+        for channel in channels { channelSessions[channel, default: []].append(Unmanaged.passUnretained(session)) }
         session.channels = channels
     }
 
@@ -48,7 +55,7 @@ final class HubShard: @unchecked Sendable {
         userSessions[session.userID]?.removeAll { $0 === session }
         if userSessions[session.userID]?.isEmpty == true { userSessions[session.userID] = nil }
         for channel in session.channels {
-            channelSessions[channel]?.removeAll { $0 === session }
+            channelSessions[channel]?.removeAll { $0.takeUnretainedValue() === session }
             if channelSessions[channel]?.isEmpty == true { channelSessions[channel] = nil }
         }
         session.channels = []
@@ -58,7 +65,7 @@ final class HubShard: @unchecked Sendable {
     func add(users: [UserID], to channel: ChannelID) {
         for user in users {
             for session in userSessions[user] ?? [] where session.channels.insert(channel).inserted {
-                channelSessions[channel, default: []].append(session)
+                channelSessions[channel, default: []].append(Unmanaged.passUnretained(session))
             }
         }
     }
@@ -66,7 +73,7 @@ final class HubShard: @unchecked Sendable {
     func remove(users: [UserID], from channel: ChannelID) {
         for user in users {
             for session in userSessions[user] ?? [] where session.channels.remove(channel) != nil {
-                channelSessions[channel]?.removeAll { $0 === session }
+                channelSessions[channel]?.removeAll { $0.takeUnretainedValue() === session }
             }
         }
         if channelSessions[channel]?.isEmpty == true { channelSessions[channel] = nil }
@@ -80,30 +87,41 @@ final class HubShard: @unchecked Sendable {
         var suppressed = 0
         if let origin = event.origin, origin.related != nil || origin.hiddenFrom != nil || origin.silenced != nil {
             let related = origin.related ?? []
-            for session in sessions where session.id != excluded {
-                if origin.hiddenFrom == session.userNumber || origin.silenced?.contains(session.userNumber) == true
-                    || (related.contains(session.userNumber) && !delivers(origin, to: session)) {
-                    suppressed += 1
-                    continue
+            for entry in sessions {
+                entry._withUnsafeGuaranteedRef { session in
+                    guard session.id != excluded else { return }
+                    if origin.hiddenFrom == session.userNumber || origin.silenced?.contains(session.userNumber) == true
+                        || (related.contains(session.userNumber) && !delivers(origin, to: session)) {
+                        suppressed += 1
+                        return
+                    }
+                    session.deliver(event)
+                    delivered += 1
                 }
-                session.deliver(event)
-                delivered += 1
             }
         } else if let only = event.onlyUsers {
             // A lifecycle event for the users who share one view of it (§15).
-            for session in sessions where session.id != excluded && only.contains(session.userNumber) {
-                session.deliver(event)
+            for entry in sessions {
+                entry._withUnsafeGuaranteedRef { session in
+                    if session.id != excluded && only.contains(session.userNumber) { session.deliver(event) }
+                }
             }
         } else if !event.skipping.isEmpty {
             // A lifecycle event (§15): the engine sent its own version to these users' sessions.
-            for session in sessions where session.id != excluded && !event.skipping.contains(session.userNumber) {
-                session.deliver(event)
+            for entry in sessions {
+                entry._withUnsafeGuaranteedRef { session in
+                    if session.id != excluded && !event.skipping.contains(session.userNumber) { session.deliver(event) }
+                }
             }
         } else {
             // Not a message, or nobody in the channel is blocked with its sender: no per-recipient check.
-            for session in sessions where session.id != excluded {
-                session.deliver(event)
-                delivered += 1
+            for entry in sessions {
+                entry._withUnsafeGuaranteedRef { session in
+                    if session.id != excluded {
+                        session.deliver(event)
+                        delivered += 1
+                    }
+                }
             }
         }
         guard event.origin != nil else { return }
