@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import ChatCore
 
@@ -219,6 +220,61 @@ struct JSONParserTests {
         w.endObject()
         #expect(w.text == #"{"a":[1,{},[],null],"b":true,"c":null,"d":{"x":[1,2]},"e":-9223372036854775808}"#)
         #expect(parseJSON(w.bytes) != nil)
+    }
+
+    /// JSON's escapes one byte at a time: what the writer's word-at-a-time scan must agree with.
+    private static func referenceQuoted(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [0x22]
+        for byte in bytes {
+            switch byte {
+            case 0x22: out += [0x5C, 0x22]
+            case 0x5C: out += [0x5C, 0x5C]
+            case 0x0A: out += [0x5C, UInt8(ascii: "n")]
+            case 0x0D: out += [0x5C, UInt8(ascii: "r")]
+            case 0x09: out += [0x5C, UInt8(ascii: "t")]
+            case ..<0x20: out += Array(String(format: "\\u%04x", byte).utf8)
+            default: out.append(byte)
+            }
+        }
+        return out + [0x22]
+    }
+
+    @Test("writer: every escapable byte and its neighbours, at every position of strings up to 40 bytes")
+    func writerEscapesAtEveryPosition() {
+        // The bytes around each boundary of the escape test (0x20, `"`, `\\`) and UTF-8 lead/continuation bytes.
+        let probes: [UInt8] = [0x00, 0x01, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F]
+        for length in 1...40 {
+            for position in 0..<length {
+                for probe in probes {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = probe
+                    var written: [UInt8] = []
+                    bytes.withUnsafeBytes { JSONWriter.appendQuoted($0, to: &written) }
+                    #expect(written == Self.referenceQuoted(bytes), "length \(length), byte \(probe) at \(position)")
+                }
+            }
+        }
+        // Multi-byte characters never look like a byte to escape.
+        var w = JSONWriter()
+        w.string(String(repeating: "é中😀", count: 5))
+        #expect(w.text == "\"" + String(repeating: "é中😀", count: 5) + "\"")
+    }
+
+    @Test("writer: integers at every digit count and both ends of Int64")
+    func writerIntegers() {
+        var values: [Int64] = [0, 1, -1, 9, -9, Int64.max, Int64.min, Int64.max - 1, Int64.min + 1]
+        var power: Int64 = 10
+        while true {
+            values += [power - 1, power, power + 1, -(power - 1), -power]
+            let (next, overflow) = power.multipliedReportingOverflow(by: 10)
+            if overflow { break }
+            power = next
+        }
+        for value in values {
+            var w = JSONWriter()
+            w.beginArray(); w.int(value); w.int(value); w.endArray()
+            #expect(w.text == "[\(value),\(value)]")
+        }
     }
 
     // MARK: random round trip

@@ -9,8 +9,7 @@ public struct JSONWriter {
     }
 
     public mutating func beginObject() {
-        separate()
-        bytes.append(UInt8(ascii: "{"))
+        punctuate(UInt8(ascii: "{"))
         needsComma = false
     }
 
@@ -20,8 +19,7 @@ public struct JSONWriter {
     }
 
     public mutating func beginArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
+        punctuate(UInt8(ascii: "["))
         needsComma = false
     }
 
@@ -30,13 +28,19 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    /// Writes `"key":`; the value follows.
+    /// Writes `"key":`; the value follows. Keys are the encoder's own names: no escapes.
     public mutating func key(_ key: StaticString) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        let count = key.utf8CodeUnitCount
+        let comma = needsComma
+        append(atMost: count + 4) { out in
+            var at = 0
+            if comma { out[0] = UInt8(ascii: ","); at = 1 }
+            out[at] = UInt8(ascii: "\"")
+            (out + at + 1).update(from: key.utf8Start, count: count)
+            out[at + 1 + count] = UInt8(ascii: "\"")
+            out[at + 2 + count] = UInt8(ascii: ":")
+            return at + 3 + count
+        }
         needsComma = false
     }
 
@@ -57,8 +61,22 @@ public struct JSONWriter {
     }
 
     public mutating func int(_ value: Int64) {
-        separate()
-        bytes.append(contentsOf: String(value).utf8)
+        let comma = needsComma
+        // A comma, a sign and 19 digits at most.
+        append(atMost: 21) { out in
+            var at = 0
+            if comma { out[0] = UInt8(ascii: ","); at = 1 }
+            if value < 0 { out[at] = UInt8(ascii: "-"); at += 1 }
+            var digits = 1
+            var rest = value.magnitude / 10
+            while rest > 0 { digits += 1; rest /= 10 }
+            var magnitude = value.magnitude
+            for index in stride(from: at + digits - 1, through: at, by: -1) {
+                out[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            }
+            return at + digits
+        }
         needsComma = true
     }
 
@@ -130,22 +148,97 @@ public struct JSONWriter {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
     }
 
-    static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { utf8 in
-            // Runs that need no escape (nearly every string) are copied whole.
-            var runStart = 0
-            for index in utf8.indices {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                appendEscaped(byte, to: &bytes)
-                runStart = index + 1
+    /// A comma when one is due, then `byte`.
+    private mutating func punctuate(_ byte: UInt8) {
+        if needsComma {
+            append(atMost: 2) { out in
+                out[0] = UInt8(ascii: ",")
+                out[1] = byte
+                return 2
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        } else {
+            bytes.append(byte)
+        }
+    }
+
+    /// Appends what `body` writes to the front of `maxCount` bytes and reports the count of:
+    /// one capacity check for a whole token instead of one per byte.
+    @inline(__always)
+    private mutating func append(atMost maxCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        Self.append(atMost: maxCount, to: &bytes, body)
+    }
+
+    @inline(__always)
+    private static func append(atMost maxCount: Int, to bytes: inout [UInt8],
+                               _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        bytes.append(addingCapacity: maxCount) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                initialized += body(buffer.baseAddress! + initialized)
+            }
+        }
+    }
+
+    static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
+        let done: Void? = value.utf8.withContiguousStorageIfAvailable { utf8 in
+            appendQuoted(UnsafeRawBufferPointer(utf8), to: &bytes)
+        }
+        if done == nil {
+            var value = value
+            value.withUTF8 { appendQuoted(UnsafeRawBufferPointer($0), to: &bytes) }
+        }
+    }
+
+    /// `"utf8"` with JSON's escapes. Text that needs none (nearly every string) is copied
+    /// whole after a scan of eight bytes at a time.
+    static func appendQuoted(_ utf8: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        let count = utf8.count
+        let firstEscape = firstIndexNeedingEscape(utf8)
+        guard firstEscape < count else {
+            append(atMost: count + 2, to: &bytes) { out in
+                out[0] = UInt8(ascii: "\"")
+                if let source = utf8.baseAddress { (out + 1).update(from: source.assumingMemoryBound(to: UInt8.self), count: count) }
+                out[count + 1] = UInt8(ascii: "\"")
+                return count + 2
+            }
+            return
         }
         bytes.append(UInt8(ascii: "\""))
+        var runStart = 0
+        for index in firstEscape..<count {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart..<index]))
+            appendEscaped(byte, to: &bytes)
+            runStart = index + 1
+        }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart...]))
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The index of the first byte JSON must escape (a control character, `"` or `\`), or
+    /// `utf8.count`.
+    private static func firstIndexNeedingEscape(_ utf8: UnsafeRawBufferPointer) -> Int {
+        let count = utf8.count
+        var index = 0
+        if let base = utf8.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= count {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                // A byte below 0x20, or equal to `"` or `\`, sets its high bit in one of these.
+                let control = (word &- ones &* 0x20) & ~word
+                let quote = ((word ^ (ones &* 0x22)) &- ones) & ~(word ^ (ones &* 0x22))
+                let backslash = ((word ^ (ones &* 0x5C)) &- ones) & ~(word ^ (ones &* 0x5C))
+                if (control | quote | backslash) & highs != 0 { break }
+                index += 8
+            }
+        }
+        while index < count {
+            let byte = utf8[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return index }
+            index += 1
+        }
+        return count
     }
 
     private static func appendEscaped(_ byte: UInt8, to bytes: inout [UInt8]) {
