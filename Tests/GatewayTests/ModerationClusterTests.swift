@@ -47,8 +47,14 @@ struct ModerationClusterTests {
                         _ = try alice.ok("channel.invite", ["channelId": id, "userIds": ["bob"]])
                     }
                     _ = try bob.send(id, "marker \(trial)")
-                    for listener in [alice, carol] {
-                        let seen = (try listener.nextEvent("message.new")["data"] as? [String: Any])?["text"] as? String
+                    for (name, listener) in [("alice on node 1", alice), ("carol on node 2", carol)] {
+                        let event: [String: Any]
+                        do {
+                            event = try listener.nextEvent("message.new")
+                        } catch {
+                            throw TrialFailed(description: "trial \(trial), \(name): \(error)")
+                        }
+                        let seen = (event["data"] as? [String: Any])?["text"] as? String
                         if seen != "marker \(trial)" {
                             leaks.append("trial \(trial): \(seen ?? "nil")")
                             _ = try listener.nextEvent("message.new")
@@ -62,6 +68,10 @@ struct ModerationClusterTests {
             #expect(!texts.contains { $0.hasPrefix("shadowed") || $0.hasPrefix("banned") })
             #expect(texts.filter { $0.hasPrefix("marker") }.count == 60)
         }
+    }
+
+    struct TrialFailed: Error, CustomStringConvertible {
+        let description: String
     }
 
     @Test("slow mode counts every node: a member's second send through another node within the interval is refused")
