@@ -141,15 +141,17 @@ public struct WebSocketConnection {
     private mutating func receiveWhole(_ header: FrameHeader, _ payload: UnsafeRawBufferPointer,
                                        events: inout [Event]) throws(WebSocketError) {
         let count = payload.count
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            if let destination = buffer.baseAddress, let source = payload.baseAddress {
+        var bytes: [UInt8] = []
+        bytes.append(addingCapacity: count) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                guard let destination = buffer.baseAddress, let source = payload.baseAddress else { return }
                 if let key = header.maskKey {
                     key.apply(from: source, to: UnsafeMutableRawPointer(destination), count: count)
                 } else {
                     UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: count)
                 }
+                initialized = count
             }
-            initialized = count
         }
         if header.opcode == .text {
             guard bytes.withUnsafeBytes({ UTF8Validator.isValid($0) }) else {
