@@ -156,7 +156,9 @@ final class CuttableTransport: ChatTransport, @unchecked Sendable {
 
 private final class CuttableConnection: ChatTransportConnection, @unchecked Sendable {
     let inner: any ChatTransportConnection
-    unowned let transport: CuttableTransport
+    /// Weak: a client's reconnect loop may still send on its last connection after the test
+    /// that made the transport ended and released it.
+    weak var transport: CuttableTransport?
 
     init(inner: any ChatTransportConnection, transport: CuttableTransport) {
         self.inner = inner
@@ -167,7 +169,7 @@ private final class CuttableConnection: ChatTransportConnection, @unchecked Send
 
     func send(_ text: String) {
         inner.send(text)
-        transport.sent(text)
+        transport?.sent(text)
     }
 
     func close() { inner.close() }
