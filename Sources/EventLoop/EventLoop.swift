@@ -74,14 +74,16 @@ public final class EventLoop: @unchecked Sendable {
         readyEvents = .allocate(capacity: Int(Self.readyEventCapacity))
         queue.setSpecific(key: key, value: index)
         let source = DispatchSource.makeReadSource(fileDescriptor: poller, queue: queue)
-        source.setEventHandler { [unowned self] in dispatchReadyEvents() }
+        // Handlers hold the loop weakly: its last reference may go on another thread (a
+        // stopped gateway) while an event is already queued, and an unowned one would abort.
+        source.setEventHandler { [weak self] in self?.dispatchReadyEvents() }
         // Closed only once Dispatch has let go of it, never under a live source.
         source.setCancelHandler { [poller] in _ = Glibc.close(poller) }
         source.resume()
         pollSource = source
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(100))
-        timer.setEventHandler { [unowned self] in sweep() }
+        timer.setEventHandler { [weak self] in self?.sweep() }
         timer.resume()
         sweepTimer = timer
     }
@@ -235,9 +237,9 @@ public final class EventLoop: @unchecked Sendable {
         flushScheduled = true
         let earliest = lastFlushEnd + min(lastFlushDuration, Self.maximumFlushDelay)
         if DispatchTime.now().uptimeNanoseconds >= earliest {
-            queue.async { [unowned self] in flushPending() }
+            queue.async { [weak self] in self?.flushPending() }
         } else {
-            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: earliest)) { [unowned self] in flushPending() }
+            queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: earliest)) { [weak self] in self?.flushPending() }
         }
     }
 

@@ -38,7 +38,7 @@ public final class Listener: @unchecked Sendable {
     public func start() {
         queue.sync {
             let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [unowned self] in acceptPending() }
+            source.setEventHandler { [weak self] in self?.acceptPending() }
             let fd = self.fd
             source.setCancelHandler { Glibc.close(fd) }
             self.source = source

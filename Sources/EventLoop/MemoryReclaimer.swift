@@ -19,7 +19,7 @@ final class MemoryReclaimer: @unchecked Sendable {
         self.threshold = threshold
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .seconds(1))
-        timer.setEventHandler { [unowned self] in trimIfChurned() }
+        timer.setEventHandler { [weak self] in self?.trimIfChurned() }
         timer.resume()
     }
 
