@@ -206,7 +206,7 @@ public struct JSONWriter {
         var runStart = 0
         for index in firstEscape..<count {
             let byte = utf8[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            guard Self.needsEscape(byte) else { continue }
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart..<index]))
             appendEscaped(byte, to: &bytes)
             runStart = index + 1
@@ -235,10 +235,16 @@ public struct JSONWriter {
         }
         while index < count {
             let byte = utf8[index]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return index }
+            if needsEscape(byte) { return index }
             index += 1
         }
         return count
+    }
+
+    /// A control character, `"` or `\\`: what JSON strings must escape.
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     private static func appendEscaped(_ byte: UInt8, to bytes: inout [UInt8]) {
