@@ -87,47 +87,47 @@ final class HubShard: @unchecked Sendable {
         var suppressed = 0
         if let origin = event.origin, origin.related != nil || origin.hiddenFrom != nil || origin.silenced != nil {
             let related = origin.related ?? []
-            for entry in sessions {
-                entry._withUnsafeGuaranteedRef { session in
-                    guard session.id != excluded else { return }
-                    if origin.hiddenFrom == session.userNumber || origin.silenced?.contains(session.userNumber) == true
-                        || (related.contains(session.userNumber) && !delivers(origin, to: session)) {
-                        suppressed += 1
-                        return
-                    }
-                    session.deliver(event)
-                    delivered += 1
+            Self.forEach(in: sessions, except: excluded) { session in
+                if origin.hiddenFrom == session.userNumber || origin.silenced?.contains(session.userNumber) == true
+                    || (related.contains(session.userNumber) && !delivers(origin, to: session)) {
+                    suppressed += 1
+                    return
                 }
+                session.deliver(event)
+                delivered += 1
             }
         } else if let only = event.onlyUsers {
             // A lifecycle event for the users who share one view of it (§15).
-            for entry in sessions {
-                entry._withUnsafeGuaranteedRef { session in
-                    if session.id != excluded && only.contains(session.userNumber) { session.deliver(event) }
-                }
+            Self.forEach(in: sessions, except: excluded) { session in
+                if only.contains(session.userNumber) { session.deliver(event) }
             }
         } else if !event.skipping.isEmpty {
             // A lifecycle event (§15): the engine sent its own version to these users' sessions.
-            for entry in sessions {
-                entry._withUnsafeGuaranteedRef { session in
-                    if session.id != excluded && !event.skipping.contains(session.userNumber) { session.deliver(event) }
-                }
+            Self.forEach(in: sessions, except: excluded) { session in
+                if !event.skipping.contains(session.userNumber) { session.deliver(event) }
             }
         } else {
             // Not a message, or nobody in the channel is blocked with its sender: no per-recipient check.
-            for entry in sessions {
-                entry._withUnsafeGuaranteedRef { session in
-                    if session.id != excluded {
-                        session.deliver(event)
-                        delivered += 1
-                    }
-                }
+            Self.forEach(in: sessions, except: excluded) { session in
+                session.deliver(event)
+                delivered += 1
             }
         }
         guard event.origin != nil else { return }
         metrics.deliveries.increment(by: delivered)
         if suppressed > 0 { metrics.deliveriesSuppressedByBlocking.increment(by: suppressed) }
         metrics.fanOutLatency.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds &- event.publishedAt))
+    }
+
+    /// Each session of a channel list but `excluded`, reached without a reference count.
+    @inline(__always)
+    private static func forEach(in sessions: [Unmanaged<ChatSession>], except excluded: SessionID?,
+                                _ body: (ChatSession) -> Void) {
+        for entry in sessions {
+            entry._withUnsafeGuaranteedRef { session in
+                if session.id != excluded { body(session) }
+            }
+        }
     }
 
     private func delivers(_ origin: SharedEvent.Origin, to session: ChatSession) -> Bool {
